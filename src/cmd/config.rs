@@ -1,0 +1,121 @@
+//! `boardcast config default` and `boardcast config check`: the built-in
+//! defaults with every key explained, and the configuration the daemon
+//! would run with, read and checked without starting it.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::anyhow;
+use clap::{Args, Subcommand};
+
+use boardcast::config::{DEFAULTS, FindBoard};
+
+use super::settings;
+
+/// Shows or checks the configuration.
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    #[command(subcommand)]
+    command: ConfigCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Prints the built-in defaults, every key explained: a starting point
+    /// for your own file.
+    Default,
+    /// Reads the configuration as `boardcast run` would (defaults, then
+    /// /etc/boardcast/boardcast.toml, then --config, then BOARDCAST__*
+    /// variables), checks every value, and says what the daemon would do.
+    /// Exits with status 2 and the first problem if something is wrong.
+    Check {
+        /// Your configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+}
+
+pub(crate) fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ConfigCommand::Default => {
+            print!("{DEFAULTS}");
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigCommand::Check { config } => check(config),
+    }
+}
+
+fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(file.as_deref())?;
+    let sources = loaded.sources.join(", then ");
+    let in_sources = |e: boardcast::config::ConfigError| anyhow!("{e} (configuration read from {sources})");
+    let config = &loaded.config;
+    let boards = config.boards().map_err(in_sources)?;
+    let reconstruction = config.reconstructor().map_err(in_sources)?;
+    config.link().map_err(in_sources)?;
+    println!("configuration read from {sources}: no problems found");
+    println!();
+    if boards.is_empty() {
+        println!("boards: none (add a [[boards]] table; `boardcast config default` shows one)");
+    }
+    for board in &boards {
+        let found = match &board.find {
+            FindBoard::Port(path) => format!("at {}", path.display()),
+            FindBoard::Serial(serial) => format!("the board with serial number {serial}, wherever it is plugged in"),
+        };
+        let chess960 = if board.chess960 { ", Chess960" } else { "" };
+        println!(
+            "board {}: {} {found}; White's clock display: {}{chess960}",
+            board.name,
+            board.protocol.name(),
+            format!("{:?}", board.white_clock).to_lowercase()
+        );
+    }
+    if !config.discovery.extra_ports.is_empty() {
+        let extra: Vec<String> = config.discovery.extra_ports.iter().map(|p| p.display().to_string()).collect();
+        println!("also probed for boards: {}", extra.join(", "));
+    }
+    println!();
+    if config.recording.enabled {
+        println!("captures: {}", folder(&config.recording.dir));
+    } else {
+        println!("captures: not recorded (recording.enabled = false)");
+    }
+    println!("PGN: {}", folder(&config.pgn.dir));
+    println!(
+        "judging: settle {} ms, touch {} ms, out of sync after {} ms, result gesture held {} ms, \
+         press grace {} ms, completion without a clock {} ms, fill in up to {} plies, turned board: {}",
+        reconstruction.settle.as_millis(),
+        reconstruction.touch_min.as_millis(),
+        reconstruction.out_of_sync_after.as_millis(),
+        reconstruction.gesture_hold.as_millis(),
+        reconstruction.press_grace.as_millis(),
+        reconstruction.quiet_completion.as_millis(),
+        reconstruction.fill_in_plies,
+        format!("{:?}", reconstruction.rotated_board).to_lowercase(),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A folder and whether the daemon can write there.
+fn folder(dir: &std::path::Path) -> String {
+    let shown = dir.display();
+    let absolute = std::path::absolute(dir).map(|p| p.display().to_string()).unwrap_or_else(|_| shown.to_string());
+    // The nearest folder that exists is where the daemon would create it.
+    let existing = dir.ancestors().find(|a| a.as_os_str().is_empty() || a.is_dir());
+    let existing = existing.map(|a| if a.as_os_str().is_empty() { std::path::Path::new(".") } else { a });
+    match existing {
+        Some(parent) if parent == dir => match writable(dir) {
+            true => absolute,
+            false => format!("{absolute} (WARNING: not writable by this user)"),
+        },
+        Some(parent) if writable(parent) => format!("{absolute} (will be created)"),
+        Some(parent) => {
+            format!("{absolute} (WARNING: does not exist and {} is not writable by this user)", parent.display())
+        }
+        None => format!("{absolute} (WARNING: no part of it exists)"),
+    }
+}
+
+fn writable(dir: &std::path::Path) -> bool {
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+}

@@ -1,0 +1,224 @@
+//! `boardcast ctl`: operator commands to a running daemon, through its MQTT
+//! broker (the same requests a control panel sends; docs/operator.md).
+
+use std::{path::PathBuf, process::ExitCode, time::Duration};
+
+use anyhow::{Context, anyhow, bail};
+use clap::{Args, Subcommand};
+use rumqttc::{AsyncClient, Event, Packet, QoS};
+use serde_json::{Value, json};
+
+use boardcast::{
+    config::{BrokerChoice, BrokerUrl, Scheme},
+    operator::{Command, Reason},
+    publish::{
+        commands::{commands_topic, replies_topic},
+        topics::Topics,
+    },
+    shell::mqtt::client::connect_options,
+};
+
+use super::settings;
+
+/// Sends an operator command to the daemon reading BOARD and prints its
+/// answer: exit status 0 when done, 1 when the daemon refused (the answer
+/// says why), 2 when it could not be asked. The broker and the daemon's
+/// bridge id are taken from the configuration, as the daemon takes them.
+#[derive(Debug, Args)]
+pub(crate) struct CtlArgs {
+    /// The configuration file the daemon runs with (for its broker and
+    /// bridge id).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The broker, e.g. mqtt://broker.hall:1883 (default: the
+    /// configuration's).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The daemon's bridge id (default: the configuration's, or this
+    /// computer's name).
+    #[arg(long, value_name = "ID")]
+    bridge: Option<String>,
+    /// How long to wait for the answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    timeout_s: u64,
+    /// The board's name.
+    board: String,
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Closes the game on the board (without a result if it has none); the
+    /// board waits for the next game.
+    NewGame,
+    /// The board's next games are round ROUND; the game on it is closed.
+    NextRound {
+        /// The round, e.g. 4.
+        round: String,
+    },
+    /// Enters the result: 1-0, 0-1 or 1/2-1/2.
+    Result {
+        /// The result.
+        result: String,
+        /// Why: resignation, agreement, forfeit or arbiter.
+        #[arg(long, default_value = "arbiter")]
+        reason: String,
+    },
+    /// Takes back the last move (put the position back on the board too).
+    TakeBack,
+    /// Enters moves from the scoresheet, in SAN, from the game position.
+    Moves {
+        /// The moves, e.g. Nc3 e5 Nf3.
+        #[arg(required = true)]
+        san: Vec<String>,
+    },
+    /// Goes on from this position (FEN), as a new game record.
+    Position {
+        /// The position.
+        fen: String,
+    },
+    /// The board is turned the other way.
+    Flip,
+    /// Sets the players.
+    Players {
+        /// White.
+        white: String,
+        /// Black.
+        black: String,
+    },
+    /// Sets a PGN tag (an empty value removes it).
+    Tag {
+        /// The tag's name, e.g. Annotator.
+        name: String,
+        /// Its value.
+        value: String,
+    },
+    /// Acknowledges an alert (its game and seq, as published).
+    Ack {
+        /// The alert's game.
+        game: u32,
+        /// The alert's seq.
+        seq: u64,
+    },
+}
+
+impl Action {
+    fn command(self) -> anyhow::Result<Command> {
+        Ok(match self {
+            Self::NewGame => Command::NewGame,
+            Self::NextRound { round } => Command::NextRound { round },
+            Self::Result { result, reason } => {
+                let reason: Reason = serde_json::from_value(json!(reason))
+                    .map_err(|_| anyhow!("--reason {reason}: resignation, agreement, forfeit or arbiter"))?;
+                Command::SetResult { result, reason }
+            }
+            Self::TakeBack => Command::TakeBack,
+            Self::Moves { san } => Command::Moves { san },
+            Self::Position { fen } => Command::SetPosition { fen },
+            Self::Flip => Command::Flip,
+            Self::Players { white, black } => {
+                Command::SetTags { tags: [("White".into(), white), ("Black".into(), black)].into_iter().collect() }
+            }
+            Self::Tag { name, value } => Command::SetTags { tags: [(name, value)].into_iter().collect() },
+            Self::Ack { game, seq } => Command::AcknowledgeAlert { game, seq },
+        })
+    }
+}
+
+pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(args.config.as_deref())?;
+    let mqtt = loaded
+        .config
+        .mqtt()
+        .map_err(|e| anyhow!("{e} (configuration read from {})", loaded.sources.join(", then ")))?;
+    let broker = match (&args.url, &mqtt.broker) {
+        (Some(url), _) => {
+            let mut config = loaded.config.clone();
+            config.mqtt.url = url.clone();
+            match config.mqtt().map_err(|e| anyhow!("--url: {e}"))?.broker {
+                BrokerChoice::External(url) => url,
+                BrokerChoice::Embedded { .. } => bail!("--url is empty"),
+            }
+        }
+        (None, BrokerChoice::External(url)) => url.clone(),
+        (None, BrokerChoice::Embedded { listen, .. }) => {
+            let host = if listen.ip().is_unspecified() { "127.0.0.1".to_owned() } else { listen.ip().to_string() };
+            BrokerUrl {
+                url: format!("mqtt://{host}:{}", listen.port()),
+                scheme: Scheme::Mqtt,
+                host,
+                port: listen.port(),
+                ca_file: None,
+            }
+        }
+    };
+    let bridge = args.bridge.clone().unwrap_or_else(|| {
+        if mqtt.bridge_id.trim().is_empty() { super::daemon::host_name() } else { mqtt.bridge_id.clone() }
+    });
+    let topics = Topics::new(&mqtt.root, &bridge);
+    let command = args.action.command()?;
+    let id = format!("ctl-{}-{}", std::process::id(), now_ms());
+    let mut request = command.to_json();
+    if let Value::Object(fields) = &mut request {
+        fields.insert("id".into(), json!(id));
+        fields.insert("board".into(), json!(args.board));
+        fields.insert("ts_ms".into(), json!(now_ms()));
+    }
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the event loop")?;
+    let options = connect_options(&broker, &id, mqtt.credentials.as_ref(), Duration::from_secs(5));
+    let answer = runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(args.timeout_s), ask(options, &topics, &id, request)).await
+    });
+    match answer {
+        Ok(Ok(reply)) => {
+            let message = reply["message"].as_str().unwrap_or_default();
+            if reply["ok"] == true {
+                println!("{message}");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("boardcast: refused: {message}");
+                Ok(ExitCode::from(1))
+            }
+        }
+        Ok(Err(error)) => Err(error.context(format!("asking the daemon through {}", broker.url))),
+        Err(_) => bail!(
+            "no answer within {} s through {} (is the daemon running, with bridge id {:?}? `--bridge` and `--url` say otherwise)",
+            args.timeout_s,
+            broker.url,
+            topics.bridge()
+        ),
+    }
+}
+
+/// Publishes the request once subscribed to the answers, and waits for the
+/// answer to it.
+async fn ask(options: rumqttc::MqttOptions, topics: &Topics, id: &str, request: Value) -> anyhow::Result<Value> {
+    let (client, mut eventloop) = AsyncClient::new(options, 16);
+    let mut sent = false;
+    loop {
+        match eventloop.poll().await {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                client.subscribe(replies_topic(topics), QoS::AtLeastOnce).await?;
+            }
+            Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
+                sent = true;
+                client.publish(commands_topic(topics), QoS::AtLeastOnce, false, serde_json::to_vec(&request)?).await?;
+            }
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
+                let reply: Value = serde_json::from_slice(&publish.payload).unwrap_or(Value::Null);
+                if reply["id"] == id {
+                    let _ = client.disconnect().await;
+                    return Ok(reply);
+                }
+            }
+            Ok(_) => {}
+            Err(error) => return Err(anyhow!("{error}")),
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,315 @@
+//! One board's tasks, from start to shutdown: its session (new, or resumed
+//! from its capture), the port, the driver (with the board's MQTT feed),
+//! the recorder, its PGN and its log lines.
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+use tracing::{Instrument, Span, error, info, warn};
+
+use boardcast::{
+    capture::{CaptureHeader, Record},
+    config::{Board, FindBoard},
+    game::GameRecord,
+    publish::board::BoardFeed,
+    session::{BoardSession, Output, setup_from_header},
+    shell::{
+        clock::SessionClock,
+        driver::{Outlets, drive},
+        port::{self, Locate, PortChannels, PortSettings},
+        record,
+    },
+};
+
+use super::{BoardHandle, Shared, log::log_outputs, pgn::PgnUpdate, recover};
+
+/// How a board's session begins.
+struct Begun {
+    session: BoardSession,
+    clock: SessionClock,
+    /// Wall-clock milliseconds at session time zero.
+    epoch_ms: i64,
+    /// The recording session's name (the capture's file name).
+    session_id: String,
+    /// Outputs of a resumed session's past, to publish again.
+    past: Vec<Output>,
+    recorder: Option<mpsc::UnboundedSender<Record>>,
+    recorder_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// One board, from start to shutdown; `Err` when its driver failed (the
+/// supervisor then starts it again, and its game resumes from the capture).
+pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String> {
+    let locate = match &board.find {
+        FindBoard::Port(path) => Locate::Path(path.clone()),
+        FindBoard::Serial(serial) => {
+            info!("looking for the DGT board with serial number {serial} on the serial ports");
+            Locate::Serial { serial: serial.clone(), extra_ports: shared.extra_ports.clone() }
+        }
+    };
+    let Begun { session, clock, epoch_ms, session_id, past, recorder, recorder_task } = begin(&board, &shared).await;
+
+    let (inputs_tx, inputs_rx) = mpsc::channel(256);
+    let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
+    let (outputs_tx, outputs_rx) = mpsc::unbounded_channel();
+    let (games_tx, mut games_rx) = mpsc::unbounded_channel::<Vec<GameRecord>>();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+
+    // A resumed game's PGN is written, and its feed published again, before
+    // the board speaks (subscribers drop what they already have by seq).
+    let label = board.path.board.clone();
+    if !past.is_empty() {
+        let _ = shared
+            .pgn
+            .send(PgnUpdate { board: label.clone(), games: session.reconstructor().games().cloned().collect() });
+    }
+    let feed = shared.feed.as_ref().map(|feed| {
+        let mut board_feed =
+            BoardFeed::new(feed.settings.clone(), &board.name, board.path.clone(), epoch_ms, &session_id);
+        for output in &past {
+            board_feed.handle_output(output, session.reconstructor());
+        }
+        board_feed.flush(session.reconstructor());
+        while let Some(item) = board_feed.poll_item() {
+            let _ = feed.items.send(item);
+        }
+        (board_feed, feed.items.clone())
+    });
+
+    let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
+    // Operator commands reach the board's session through its inputs.
+    shared
+        .boards
+        .lock()
+        .expect("not poisoned")
+        .insert(board.name.clone(), BoardHandle { inputs: inputs_tx.clone(), clock });
+    let recorder_for_driver = recorder.clone();
+    let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder, events: events_tx };
+    // The port stops on shutdown, or when this board's driver failed.
+    let stop_port = shared.shutdown.child_token();
+    let mut port = tokio::spawn(port::run(port_settings, channels, clock, stop_port.clone()));
+    let outlets = Outlets {
+        outputs: outputs_tx,
+        to_port: Some(to_port_tx),
+        games: Some(games_tx),
+        feed,
+        record: recorder_for_driver,
+    };
+    let mut driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
+    let log = tokio::spawn(log_outputs(outputs_rx, events_rx, shared.reconnect_max).instrument(Span::current()));
+    let pgn = shared.pgn.clone();
+    let pgn_label = label.clone();
+    let pgn_forward = tokio::spawn(async move {
+        while let Some(games) = games_rx.recv().await {
+            let _ = pgn.send(PgnUpdate { board: pgn_label.clone(), games });
+        }
+    });
+
+    // Normally the port stops first (shutdown) and closes the driver's
+    // inputs, so the driver ends and hands back the session with every
+    // game. A driver that ends first has failed (a panic: a bug).
+    let driver_result = tokio::select! {
+        _ = &mut port => {
+            // Nothing more reaches the driver: it ends with the session.
+            shared.boards.lock().expect("not poisoned").remove(&board.name);
+            driver.await
+        }
+        result = &mut driver => {
+            shared.boards.lock().expect("not poisoned").remove(&board.name);
+            stop_port.cancel();
+            let _ = port.await;
+            result
+        }
+    };
+    let result = match driver_result {
+        Ok(session) => {
+            let _ = pgn_forward.await;
+            let _ = shared.pgn.send(PgnUpdate { board: label, games: session.into_games() });
+            Ok(())
+        }
+        Err(failure) => {
+            let why = if failure.is_panic() {
+                let payload = failure.into_panic();
+                let text = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                format!("the board's driver panicked: {text} (a bug: please report it with the board's capture)")
+            } else {
+                format!("the board's driver stopped: {failure}")
+            };
+            error!("{why}; the games written so far are kept");
+            Err(why)
+        }
+    };
+    let _ = log.await;
+    if let Some(recorder) = recorder_task {
+        let _ = recorder.await;
+    }
+    result
+}
+
+/// The board's session: its game in progress resumed from its newest
+/// capture when there is one, or a new session with a new capture.
+async fn begin(board: &Board, shared: &Shared) -> Begun {
+    let mut reconstruction = shared.reconstruction.clone();
+    reconstruction.white_clock = board.white_clock;
+    if let Some(rotated) = board.rotated_board {
+        reconstruction.rotated_board = rotated;
+    }
+    if let Some(dir) = &shared.recording
+        && let Some(found) = recover::find(dir, board, &reconstruction, shared.link).await
+    {
+        match record::append(&found.path).await {
+            Ok(writer) => {
+                let game = found.resumed.session.reconstructor().game();
+                info!(
+                    "resuming game {} ({} plies) from {} ({} records)",
+                    game.map_or(0, |g| g.number),
+                    game.map_or(0, |g| g.plies.len()),
+                    found.path.display(),
+                    found.resumed.records
+                );
+                let (recorder, recorder_task) = spawn_recorder(found.path.clone(), writer);
+                let mut session = found.resumed.session;
+                session.set_lights(board.leds);
+                return Begun {
+                    clock: SessionClock::resume_at(found.now, 1.0),
+                    epoch_ms: found.started_ms,
+                    session_id: session_id(&found.path),
+                    past: found.resumed.outputs,
+                    session,
+                    recorder: Some(recorder),
+                    recorder_task: Some(recorder_task),
+                };
+            }
+            Err(failure) => warn!(
+                "cannot add to {}: {failure}; starting a new capture (the game there is not resumed)",
+                found.path.display()
+            ),
+        }
+    }
+    // The games are set up from the same header the capture gets, so that
+    // replaying the capture gives the same tags, rules and calibration.
+    let mut header = capture_header(board, shared);
+    header.calibration = calibration(board).await;
+    let mut session = BoardSession::live(board.protocol, reconstruction, setup_from_header(&header), shared.link);
+    if let Err(why) = session.set_calibration(&header.calibration) {
+        warn!("{why}");
+    }
+    session.set_lights(board.leds);
+    let (recorder, recorder_task, session_id) = match start_recording(board, &header, shared).await {
+        Some((tx, task, path)) => (Some(tx), Some(task), session_id(&path)),
+        None => (None, None, format!("{}-{}", board.name, shared.file_stamp)),
+    };
+    Begun {
+        session,
+        clock: shared.clock,
+        epoch_ms: shared.epoch_ms,
+        session_id,
+        past: Vec::new(),
+        recorder,
+        recorder_task,
+    }
+}
+
+/// The header of a new capture: what the games on the board are.
+fn capture_header(board: &Board, shared: &Shared) -> CaptureHeader {
+    let mut header = CaptureHeader::new(board.protocol, board.name.clone());
+    header.started_at = Some(shared.started_at.clone());
+    header.game = board.tags.clone();
+    header.chess960 = board.chess960;
+    header.rules = board.rules;
+    header.supervised = board.supervised;
+    header
+}
+
+/// A Certabo board's calibration, from the file `boardcast calibrate`
+/// wrote (tag → piece letter, as JSON).
+async fn calibration(board: &Board) -> Vec<(String, char)> {
+    let Some(path) = &board.calibration else {
+        if board.protocol == boardcast::protocol::Protocol::Certabo {
+            warn!(
+                "no calibration file: pieces are learned from the start position, and a promotion to a piece that was not on the board then is unknown (`boardcast calibrate`, then calibration = \"…\" in the board's table)"
+            );
+        }
+        return Vec::new();
+    };
+    let entries = tokio::fs::read_to_string(path)
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            serde_json::from_str::<std::collections::BTreeMap<String, String>>(&text).map_err(|e| e.to_string())
+        })
+        .and_then(|map| {
+            map.into_iter()
+                .map(|(tag, letter)| {
+                    let mut chars = letter.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(c), None) => Ok((tag, c)),
+                        _ => Err(format!("{letter:?} for tag {tag} is not a piece letter")),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        });
+    match entries {
+        Ok(entries) => entries,
+        Err(why) => {
+            error!(
+                "cannot use the calibration {}: {why}; pieces are learned from the start position instead",
+                path.display()
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// A capture's file name without `.jsonl`.
+fn session_id(path: &std::path::Path) -> String {
+    path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+}
+
+/// Creates the board's capture file and starts writing it, if recording.
+async fn start_recording(
+    board: &Board,
+    header: &CaptureHeader,
+    shared: &Shared,
+) -> Option<(mpsc::UnboundedSender<Record>, tokio::task::JoinHandle<()>, PathBuf)> {
+    let dir = shared.recording.as_ref()?;
+    let file = format!("{}-{}", board.name, shared.file_stamp);
+    match record::create(dir, &file, header).await {
+        Ok((path, writer)) => {
+            info!("recording to {}", path.display());
+            let (tx, task) = spawn_recorder(path.clone(), writer);
+            Some((tx, task, path))
+        }
+        Err(failure) => {
+            warn!(
+                "cannot record in {}: {failure}; the board is read without recording, and its games cannot be resumed after a crash (fix recording.dir or set recording.enabled = false)",
+                dir.display()
+            );
+            None
+        }
+    }
+}
+
+fn spawn_recorder(
+    path: PathBuf,
+    writer: tokio::io::BufWriter<tokio::fs::File>,
+) -> (mpsc::UnboundedSender<Record>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    // Said when it happens (a full disk mid-game), not at shutdown.
+    let task = tokio::spawn(
+        async move {
+            if let Err(failure) = record::run(writer, rx).await {
+                error!(
+                    "recording stopped: cannot write {}: {failure}; the board is still read and its games still written",
+                    path.display()
+                );
+            }
+        }
+        .instrument(Span::current()),
+    );
+    (tx, task)
+}

@@ -1,0 +1,204 @@
+//! The daemon itself, shared by `boardcast run` and `boardcast demo`: one
+//! set of tasks per board (see `board.rs`), the MQTT feed (`feed.rs`), and
+//! a clean stop when asked: every board's port closes, its driver hands
+//! back the session, the last games and captures are written, the feed
+//! says the bridge is offline.
+
+mod board;
+mod feed;
+mod log;
+mod operator;
+mod pgn;
+mod recover;
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use anyhow::{anyhow, bail};
+use tokio::sync::mpsc;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tracing::Instrument;
+
+use boardcast::{
+    config::{Board, Config, ConfigError, Mqtt},
+    protocol::dgt::link::LinkConfig,
+    publish::{Item, board::FeedSettings},
+    reconstruct::ReconstructorConfig,
+    shell::{
+        clock::SessionClock,
+        driver::Input,
+        supervise::{Outcome, Patience, Report, supervise},
+    },
+};
+
+pub(crate) use feed::{FeedReady, host_name};
+
+/// Everything the daemon will do, checked before anything starts.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub(crate) boards: Vec<Board>,
+    pub(crate) reconstruction: ReconstructorConfig,
+    pub(crate) link: LinkConfig,
+    pub(crate) reconnect_max: Duration,
+    pub(crate) extra_ports: Vec<PathBuf>,
+    pub(crate) recording: Option<PathBuf>,
+    pub(crate) pgn_dir: PathBuf,
+    /// `None`: no MQTT feed (`mqtt.enabled = false`).
+    pub(crate) mqtt: Option<Mqtt>,
+}
+
+impl Plan {
+    /// The plan for a configuration read from `sources`.
+    pub(crate) fn from_config(config: &Config, sources: &str) -> anyhow::Result<Self> {
+        let in_sources = |e: ConfigError| anyhow!("{e} (configuration read from {sources})");
+        let boards = config.boards().map_err(in_sources)?;
+        if boards.is_empty() {
+            bail!(
+                "no boards configured (read from {sources}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one"
+            );
+        }
+        Ok(Self {
+            boards,
+            reconstruction: config.reconstructor().map_err(in_sources)?,
+            link: config.link().map_err(in_sources)?,
+            reconnect_max: Duration::from_millis(config.link.reconnect_max_ms),
+            extra_ports: config.discovery.extra_ports.clone(),
+            recording: config.recording.enabled.then(|| config.recording.dir.clone()),
+            pgn_dir: config.pgn.dir.clone(),
+            mqtt: if config.mqtt.enabled { Some(config.mqtt().map_err(in_sources)?) } else { None },
+        })
+    }
+}
+
+/// What every board's tasks share.
+#[derive(Clone)]
+struct Shared {
+    reconstruction: ReconstructorConfig,
+    link: LinkConfig,
+    reconnect_max: Duration,
+    extra_ports: Vec<PathBuf>,
+    recording: Option<PathBuf>,
+    /// Where boards send their games for the PGN folders.
+    pgn: mpsc::UnboundedSender<pgn::PgnUpdate>,
+    /// When the daemon started, RFC 3339 (capture headers, PGN dates).
+    started_at: String,
+    /// The same as a file name part.
+    file_stamp: String,
+    /// Session time for every board.
+    clock: SessionClock,
+    /// Wall-clock milliseconds at session time zero.
+    epoch_ms: i64,
+    feed: Option<FeedOutlet>,
+    /// The boards running now, for operator commands.
+    boards: Arc<Mutex<HashMap<String, BoardHandle>>>,
+    shutdown: CancellationToken,
+}
+
+/// How to reach a running board's session.
+#[derive(Clone)]
+struct BoardHandle {
+    inputs: mpsc::Sender<Input>,
+    /// The board's session time (a resumed board has its own).
+    clock: SessionClock,
+}
+
+/// Where boards send their feed items.
+#[derive(Clone)]
+struct FeedOutlet {
+    settings: FeedSettings,
+    items: mpsc::UnboundedSender<Item>,
+}
+
+/// One board under supervision: started again after a failure (its game
+/// resumes from its capture), given up after five failures in ten minutes,
+/// never disturbing the other boards.
+async fn supervised(board: Board, shared: Shared) {
+    let shutdown = shared.shutdown.clone();
+    let start = move || {
+        let (board, shared) = (board.clone(), shared.clone());
+        async move { board::run_board(board, shared).await }.instrument(tracing::Span::current())
+    };
+    let report = |report: Report| {
+        let Report::Restarting { why, failures } = report;
+        tracing::warn!("starting the board again in 2 s ({failures} failure(s) in the last 10 minutes): {why}");
+    };
+    if let Outcome::GaveUp(why) = supervise(start, shutdown, Patience::default(), report).await {
+        tracing::error!(
+            "giving up on this board after 5 failures in 10 minutes (the other boards go on; restart the daemon once it is fixed): {why}"
+        );
+    }
+}
+
+/// Runs the daemon until `shutdown`. `on_feed` hears where the feed goes
+/// once it is up (the demo prints it).
+///
+/// # Errors
+///
+/// When the feed cannot start (the embedded broker's address is taken).
+pub(crate) async fn serve(
+    plan: Plan,
+    shutdown: CancellationToken,
+    on_feed: impl FnOnce(&FeedReady),
+) -> anyhow::Result<()> {
+    let now = std::time::SystemTime::now();
+    let started_at = humantime::format_rfc3339_seconds(now).to_string();
+    let clock = SessionClock::start(1.0);
+    let epoch_ms = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    let boot: Arc<str> = format!("{:x}-{:x}", epoch_ms, std::process::id()).into();
+    let names: Vec<String> = plan.boards.iter().map(|b| b.name.clone()).collect();
+    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
+    let started = match &plan.mqtt {
+        Some(mqtt) => Some(feed::start(mqtt, boot.clone(), names, epoch_ms, requests_tx.clone()).await?),
+        None => None,
+    };
+    if let Some(started) = &started {
+        on_feed(&started.ready);
+    }
+    let (pgn_tx, pgn_rx) = mpsc::unbounded_channel();
+    let pgn_writer =
+        tokio::spawn(pgn::run(plan.pgn_dir.clone(), pgn_rx).instrument(tracing::info_span!("pgn", files = "pgn")));
+    let shared = Shared {
+        reconstruction: plan.reconstruction,
+        link: plan.link,
+        reconnect_max: plan.reconnect_max,
+        extra_ports: plan.extra_ports,
+        recording: plan.recording,
+        pgn: pgn_tx,
+        file_stamp: started_at.replace([':', '-'], "").trim_end_matches('Z').to_owned(),
+        started_at,
+        clock,
+        epoch_ms,
+        feed: started.as_ref().map(|s| FeedOutlet { settings: s.settings.clone(), items: s.items.clone() }),
+        boards: Arc::new(Mutex::new(HashMap::new())),
+        shutdown: shutdown.clone(),
+    };
+    let router = started.as_ref().map(|started| {
+        let router = operator::route(requests_rx, shared.boards.clone(), started.items.clone(), started.topics.clone());
+        tokio::spawn(router.instrument(tracing::info_span!("operator", who = "operator")))
+    });
+    drop(requests_tx);
+    let tasks = TaskTracker::new();
+    for board in plan.boards {
+        let span = tracing::info_span!("board", board = %board.name);
+        tasks.spawn(supervised(board, shared.clone()).instrument(span));
+    }
+    // The boards hold the only senders of feed items now: when the last
+    // board has stopped, the publisher says goodbye and ends.
+    drop(shared);
+    tasks.close();
+    tasks.wait().await;
+    // No board is left to command; the router's hold on the feed goes.
+    if let Some(router) = router {
+        router.abort();
+        let _ = router.await;
+    }
+    let _ = pgn_writer.await;
+    if let Some(started) = started {
+        started.finish().await;
+    }
+    Ok(())
+}

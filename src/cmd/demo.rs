@@ -1,0 +1,294 @@
+//! `boardcast demo`: the whole feed on one machine with nothing else
+//! installed: the embedded MQTT broker, simulated DGT boards replaying
+//! bundled real games behind pseudo-terminals, the daemon reading them
+//! exactly as it reads real boards, and a subscriber printing the moves as
+//! the feed carries them.
+
+use std::{
+    net::{SocketAddr, TcpListener},
+    path::PathBuf,
+    process::ExitCode,
+    time::Duration,
+};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use tokio_util::sync::CancellationToken;
+
+use boardcast::{
+    capture::{Record, RecordBody},
+    config::{Board, BrokerChoice, FindBoard, Mqtt},
+    protocol::{Protocol, dgt::link::LinkConfig},
+    publish::{render::Language, topics::BoardPath},
+    reconstruct::{ReconstructorConfig, WhiteClock},
+    replay::read_capture,
+    sensor::ClockSide,
+    shell::simulate::{self, SimulateSettings},
+    synth::{Style, header, play, read_games, rng_for},
+};
+
+use super::daemon::{self, FeedReady, Plan};
+
+/// Real DGT board recordings (tests/fixtures/dgt-real/SOURCE.md says where
+/// from), bundled so that the demo needs no files.
+const RECORDINGS: [&str; 2] = [
+    include_str!("../../tests/fixtures/dgt-real/dgt-real-1.jsonl"),
+    include_str!("../../tests/fixtures/dgt-real/dgt-real-2.jsonl"),
+];
+
+/// Real games (tests/fixtures/games/SOURCE.md), played by simulated hands
+/// for the other boards.
+const GAMES: &str = include_str!("../../tests/fixtures/games/livechess-vestland-round1.pgn");
+
+/// Runs everything on this machine, with no board and no broker: the
+/// embedded MQTT broker, simulated DGT boards replaying real games (two
+/// real board recordings, then real games played by simulated hands), and
+/// the daemon reading them through pseudo-terminals exactly as it reads
+/// real boards. Prints how to subscribe, and every move as the feed
+/// carries it. Runs until Ctrl-C (or, with --exit-when-done, until the
+/// games are over).
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// How many boards (1 to 12).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    boards: usize,
+    /// Play at N times the recorded speed.
+    #[arg(long, value_name = "N", default_value_t = 5.0)]
+    speed: f64,
+    /// The broker's MQTT port (default: 1883 if free, otherwise any free
+    /// port).
+    #[arg(long, value_name = "PORT")]
+    port: Option<u16>,
+    /// The broker's WebSocket port, for browser displays (default: 8083 if
+    /// free, otherwise any free port).
+    #[arg(long, value_name = "PORT")]
+    ws_port: Option<u16>,
+    /// Delay the public tree by this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    public_delay_s: u64,
+    /// Where the PGN files and captures go (default: a new folder in the
+    /// system's temporary folder).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Stop once every game has been played.
+    #[arg(long)]
+    exit_when_done: bool,
+}
+
+pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    if !(1..=12).contains(&args.boards) {
+        bail!("--boards must be between 1 and 12, not {}", args.boards);
+    }
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        bail!("--speed must be a positive number such as 1 (real time) or 10, not {}", args.speed);
+    }
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("boardcast-demo-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.port, 1883)?));
+    let ws_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.ws_port, 8083)?));
+    let captures = demo_captures(args.boards)?;
+    let boards: Vec<Board> = captures
+        .iter()
+        .enumerate()
+        .map(|(i, (header, _))| {
+            let n = i + 1;
+            // The players of the game each board replays.
+            let mut tags = vec![("Event".into(), "boardcast demo".into()), ("Round".into(), "1".into())];
+            tags.push(("Board".into(), n.to_string()));
+            for tag in ["White", "Black", "TimeControl"] {
+                if let Some(value) = header.game_tag(tag) {
+                    tags.push((tag.into(), value.into()));
+                }
+            }
+            Board {
+                name: format!("board-{n}"),
+                protocol: Protocol::Dgt,
+                find: FindBoard::Port(dir.join(format!("board-{n}.tty"))),
+                white_clock: WhiteClock::Auto,
+                chess960: false,
+                path: BoardPath::new("demo", "1", &n.to_string()),
+                tags,
+                rules: None,
+                supervised: false,
+                rotated_board: None,
+                leds: Default::default(),
+                calibration: None,
+            }
+        })
+        .collect();
+    let plan = Plan {
+        boards,
+        reconstruction: scaled(ReconstructorConfig::default(), args.speed),
+        link: LinkConfig::default(),
+        reconnect_max: Duration::from_secs(2),
+        extra_ports: Vec::new(),
+        recording: Some(dir.join("captures")),
+        pgn_dir: dir.join("pgn"),
+        mqtt: Some(Mqtt {
+            broker: BrokerChoice::Embedded { listen, ws_listen: Some(ws_listen) },
+            credentials: None,
+            root: "boardcast".into(),
+            bridge_id: "demo".into(),
+            public_delay: Duration::from_secs(args.public_delay_s),
+            keep_alive: Duration::from_secs(15),
+            languages: Language::ALL.to_vec(),
+            queue_limit: 100_000,
+        }),
+    };
+    super::logging::init(super::logging::LogFormat::Text, "info");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the event loop")?;
+    runtime.block_on(async move {
+        let shutdown = CancellationToken::new();
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            super::signals::wait().await;
+            tracing::info!("stopping the demo");
+            on_signal.cancel();
+        });
+        let simulations = CancellationToken::new();
+        let mut boards = Vec::new();
+        for (n, (header, records)) in captures.into_iter().enumerate() {
+            let settings = SimulateSettings {
+                protocol: Protocol::Dgt,
+                link: dir.join(format!("board-{}.tty", n + 1)),
+                speed: args.speed,
+                unplug_at: None,
+                replug_after: None,
+                white_side: ClockSide::Left,
+                noise: 0.0,
+                serial: Some(format!("{:05}", n + 1)),
+                pause_while_unread: false,
+            };
+            let stop = simulations.clone();
+            boards.push(tokio::spawn(async move {
+                simulate::run(&header, records, settings, Duration::from_secs(5), stop).await
+            }));
+        }
+        // When the games are over: stop by itself if asked to.
+        let done = shutdown.clone();
+        let exit_when_done = args.exit_when_done;
+        tokio::spawn(async move {
+            for board in boards {
+                let _ = board.await;
+            }
+            if exit_when_done {
+                done.cancel();
+            } else {
+                println!("demo: every game has been played; the feed keeps its retained state until Ctrl-C");
+            }
+        });
+        let listener = shutdown.clone();
+        let pgn_dir = dir.join("pgn");
+        let result = daemon::serve(plan, shutdown.clone(), move |ready| {
+            tell(ready, &pgn_dir);
+            tokio::spawn(print_moves(ready.clone(), listener));
+        })
+        .await;
+        simulations.cancel();
+        result
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The judging times for games played `speed` times faster than real
+/// play: a board must settle for 300 ms of the game's time, not of ours.
+fn scaled(config: ReconstructorConfig, speed: f64) -> ReconstructorConfig {
+    let scale = |d: Duration| d.div_f64(speed.max(1.0)).max(Duration::from_millis(1));
+    ReconstructorConfig {
+        settle: scale(config.settle),
+        touch_min: scale(config.touch_min),
+        out_of_sync_after: scale(config.out_of_sync_after),
+        gesture_hold: scale(config.gesture_hold),
+        press_grace: scale(config.press_grace),
+        quiet_completion: scale(config.quiet_completion),
+        ..config
+    }
+}
+
+/// `preferred` if given, else `usual` if it is free, else any free port.
+fn pick_port(preferred: Option<u16>, usual: u16) -> anyhow::Result<u16> {
+    if let Some(port) = preferred {
+        return Ok(port);
+    }
+    if TcpListener::bind(("127.0.0.1", usual)).is_ok() {
+        return Ok(usual);
+    }
+    let listener = TcpListener::bind(("127.0.0.1", 0)).context("finding a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// The captures the simulated boards play: the real recordings first, then
+/// real games played by simulated hands.
+fn demo_captures(boards: usize) -> anyhow::Result<Vec<(boardcast::capture::CaptureHeader, Vec<Record>)>> {
+    let mut captures = Vec::new();
+    for (n, text) in RECORDINGS.iter().enumerate().take(boards) {
+        let capture = read_capture(text).with_context(|| format!("the bundled recording {}", n + 1))?;
+        captures.push((capture.header, capture.records));
+    }
+    let games = read_games(GAMES).context("the bundled games")?;
+    for index in 0..boards.saturating_sub(captures.len()) {
+        let game = &games[index % games.len()];
+        let mut rng = rng_for(11, index);
+        let mut style = Style::calm();
+        style.think_ms = (3_000, 12_000);
+        let stream = play(game, &style, &mut rng);
+        let records =
+            stream.events.into_iter().map(|(t, event)| Record { t, body: RecordBody::Event(event) }).collect();
+        captures.push((header(game, Protocol::Events, &format!("board-{}", captures.len() + 1)), records));
+    }
+    Ok(captures)
+}
+
+/// Tells the user where to look.
+fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
+    let Some(broker) = ready.embedded else { return };
+    let port = broker.listen.port();
+    println!("demo: the embedded MQTT broker listens on {} (WebSocket on {:?})", broker.listen, broker.ws_listen);
+    println!("demo: watch the feed with:");
+    println!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/live/#' -v", ready.root);
+    println!("demo: a display needs only the round summary:");
+    println!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/public/demo/1/summary'", ready.root);
+    println!("demo: PGN files are in {}", pgn_dir.display());
+}
+
+/// Subscribes to the feed and prints every move it carries.
+async fn print_moves(ready: FeedReady, shutdown: CancellationToken) {
+    let Some(broker) = ready.embedded else { return };
+    let mut options =
+        MqttOptions::new(format!("boardcast-demo-viewer-{}", std::process::id()), "127.0.0.1", broker.listen.port());
+    options.set_max_packet_size(1 << 20, 1 << 20);
+    let (client, mut eventloop) = AsyncClient::new(options, 16);
+    let filter = format!("{}/v1/live/+/+/+/moves", ready.root);
+    loop {
+        let event = tokio::select! {
+            () = shutdown.cancelled() => return,
+            event = eventloop.poll() => event,
+        };
+        match event {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                let _ = client.subscribe(filter.clone(), QoS::AtLeastOnce).await;
+            }
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
+                if let Ok(m) = serde_json::from_slice::<serde_json::Value>(&publish.payload) {
+                    print_move(&m);
+                }
+            }
+            Ok(_) => {}
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+}
+
+/// `board-2   14... Nf6   made        Springer Gustav acht Felix sechs`.
+fn print_move(m: &serde_json::Value) {
+    let text = |key: &str| m.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+    let ply = m.get("ply").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let number = ply.div_ceil(2);
+    let dots = if ply % 2 == 1 { "." } else { "..." };
+    println!("{:<9} {:>4}{:<4}{:<8} {:<10} {}", text("board"), number, dots, text("san"), text("kind"), text("spoken"));
+}

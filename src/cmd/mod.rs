@@ -1,0 +1,57 @@
+//! The command line: one module per command. This is binary glue: it reads
+//! files and arguments, calls the library and writes results, with `anyhow`
+//! errors that say what to do.
+
+mod calibrate;
+mod config;
+mod ctl;
+mod daemon;
+mod demo;
+mod list_ports;
+mod logging;
+mod replay;
+mod run;
+mod settings;
+mod signals;
+mod simulate;
+mod synth;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Electronic chess boards in, a live tournament feed out.
+#[derive(Debug, Parser)]
+#[command(name = "boardcast", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Run(run::RunArgs),
+    Demo(demo::DemoArgs),
+    Ctl(ctl::CtlArgs),
+    ListPorts(list_ports::ListPortsArgs),
+    Config(config::ConfigArgs),
+    Replay(replay::ReplayArgs),
+    Simulate(simulate::SimulateArgs),
+    Synth(synth::SynthArgs),
+    Calibrate(calibrate::CalibrateArgs),
+}
+
+/// Runs the command; the exit code says whether everything went well.
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Ctl(args) => ctl::run(args),
+        Command::ListPorts(args) => list_ports::run(args),
+        Command::Config(args) => config::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Simulate(args) => simulate::run(args),
+        Command::Synth(args) => synth::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
+    }
+}

@@ -1,0 +1,41 @@
+//! `boardcast run`: the daemon, as configured.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::Context;
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use super::{daemon, settings};
+
+/// Runs the daemon: reads every board in the configuration until stopped
+/// (Ctrl-C or SIGTERM), reconstructing the games, recording every byte as a
+/// capture, writing each board's games as PGN after every move, and
+/// publishing the live feed over MQTT (to the embedded broker unless
+/// mqtt.url names one).
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The configuration file (TOML; `boardcast config default` prints the
+    /// defaults with every key explained).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(args.config.as_deref())?;
+    super::logging::init(loaded.config.log.format, loaded.config.log.level.name());
+    let plan = daemon::Plan::from_config(&loaded.config, &loaded.sources.join(", then "))?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the event loop")?;
+    runtime.block_on(async {
+        let shutdown = CancellationToken::new();
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            super::signals::wait().await;
+            tracing::info!("stopping: writing games and captures");
+            on_signal.cancel();
+        });
+        daemon::serve(plan, shutdown, |_| {}).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

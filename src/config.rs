@@ -1,0 +1,791 @@
+//! The daemon's configuration: what the file says, checked and turned into
+//! the typed settings the rest of the daemon uses.
+//!
+//! The layering (built-in defaults, then `/etc/boardcast/boardcast.toml`,
+//! then `--config FILE`, then `BOARDCAST__SECTION__KEY` environment
+//! variables) is done by the binary with the `config` crate; this module
+//! only knows the shape and the rules, so that it can be tested without
+//! files. Every key carries its unit (`settle_ms`), and a wrong value is
+//! reported with its key, the value and what is accepted.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use serde::Deserialize;
+
+use crate::{
+    game::{Tempo, TimeControl},
+    protocol::Protocol,
+    publish::{render::Language, topics::BoardPath},
+    reconstruct::{ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock},
+    session::LightsMode,
+};
+
+/// The built-in defaults, documented key by key (`config/default.toml`).
+pub const DEFAULTS: &str = include_str!("../config/default.toml");
+
+/// The configuration as the file says it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Recording captures.
+    pub recording: RecordingConfig,
+    /// Writing PGN.
+    pub pgn: PgnConfig,
+    /// Judging the boards.
+    pub reconstruction: ReconstructionConfig,
+    /// Talking to boards.
+    pub link: LinkSettings,
+    /// Finding boards by serial number.
+    pub discovery: DiscoveryConfig,
+    /// The event and round boards belong to unless they say otherwise.
+    pub broadcast: BroadcastConfig,
+    /// The MQTT feed.
+    pub mqtt: MqttConfig,
+    /// The daemon's log.
+    pub log: LogConfig,
+    /// The boards.
+    #[serde(default)]
+    pub boards: Vec<BoardConfig>,
+}
+
+/// `[recording]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingConfig {
+    /// Record captures at all.
+    pub enabled: bool,
+    /// Where.
+    pub dir: PathBuf,
+}
+
+/// `[pgn]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PgnConfig {
+    /// Where.
+    pub dir: PathBuf,
+}
+
+/// `[reconstruction]`: see `config/default.toml` for each key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ReconstructionConfig {
+    pub settle_ms: u64,
+    pub touch_min_ms: u64,
+    pub out_of_sync_ms: u64,
+    pub gesture_hold_ms: u64,
+    pub press_grace_ms: u64,
+    pub quiet_completion_ms: u64,
+    pub fill_in_plies: usize,
+    pub rotated_board: RotatedBoard,
+    pub uncertain_order: UncertainOrder,
+}
+
+/// `[link]`: see `config/default.toml` for each key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct LinkSettings {
+    pub keepalive_ms: u64,
+    pub silent_ms: u64,
+    pub reconnect_max_ms: u64,
+}
+
+/// `[discovery]`: see `config/default.toml`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscoveryConfig {
+    /// Devices to probe besides the machine's serial ports.
+    pub extra_ports: Vec<PathBuf>,
+}
+
+/// `[log]`: see `config/default.toml`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// How lines look.
+    pub format: LogFormat,
+    /// The least important lines shown.
+    pub level: LogLevel,
+}
+
+/// How log lines look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The least important log lines shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    /// `"info"`, …
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
+}
+
+/// `[broadcast]`: see `config/default.toml`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct BroadcastConfig {
+    pub event: String,
+    pub site: String,
+    pub round: String,
+    pub time_control: String,
+    pub rules: String,
+    pub supervised: bool,
+}
+
+/// `[mqtt]`: see `config/default.toml` for each key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct MqttConfig {
+    pub enabled: bool,
+    pub url: String,
+    pub username: String,
+    pub password: String,
+    pub ca_file: String,
+    pub root: String,
+    pub bridge_id: String,
+    pub public_delay_s: u64,
+    pub keep_alive_s: u64,
+    pub languages: Vec<String>,
+    pub max_queued_messages: usize,
+    pub embedded: EmbeddedConfig,
+}
+
+/// `[mqtt.embedded]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct EmbeddedConfig {
+    pub listen: String,
+    pub ws_listen: String,
+}
+
+/// The MQTT settings, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mqtt {
+    /// Which broker.
+    pub broker: BrokerChoice,
+    /// User name and password, if the broker wants them.
+    pub credentials: Option<(String, String)>,
+    /// The topic root.
+    pub root: String,
+    /// This bridge's name in the topics (empty: the host name).
+    pub bridge_id: String,
+    /// How far the public tree is behind the live one.
+    pub public_delay: Duration,
+    /// MQTT keep-alive.
+    pub keep_alive: Duration,
+    /// Display languages for moves.
+    pub languages: Vec<Language>,
+    /// Moves and alerts kept at most while the broker is away.
+    pub queue_limit: usize,
+}
+
+/// Which broker the feed goes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BrokerChoice {
+    /// Start the embedded broker.
+    Embedded {
+        /// MQTT over TCP.
+        listen: SocketAddr,
+        /// MQTT over WebSocket, if wanted.
+        ws_listen: Option<SocketAddr>,
+    },
+    /// Publish to this broker.
+    External(BrokerUrl),
+}
+
+/// How to reach a broker: `mqtt://host:1883`, `mqtts://host:8883`,
+/// `ws://host:8080/mqtt`, `wss://…`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerUrl {
+    /// The URL as written.
+    pub url: String,
+    /// The scheme.
+    pub scheme: Scheme,
+    /// Host name or address.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// The certificates that may sign the broker's (TLS schemes).
+    pub ca_file: Option<PathBuf>,
+}
+
+/// A broker URL's scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// `mqtt://`: MQTT over TCP.
+    Mqtt,
+    /// `mqtts://`: MQTT over TLS.
+    Mqtts,
+    /// `ws://`: MQTT over WebSocket.
+    Ws,
+    /// `wss://`: MQTT over WebSocket over TLS.
+    Wss,
+}
+
+impl Scheme {
+    /// Whether the connection is encrypted.
+    pub const fn tls(self) -> bool {
+        matches!(self, Self::Mqtts | Self::Wss)
+    }
+}
+
+/// One `[[boards]]` table.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardConfig {
+    /// How outputs and logs name the board.
+    pub name: String,
+    /// The board's protocol (`dgt`).
+    pub protocol: String,
+    /// The device to open.
+    pub port: Option<PathBuf>,
+    /// The board's serial number, to find it among the ports.
+    pub serial: Option<String>,
+    /// Which clock display is White's.
+    #[serde(default)]
+    pub white_clock: WhiteClock,
+    /// Games on this board are Chess960.
+    #[serde(default)]
+    pub chess960: bool,
+    /// The event it plays in (default: `broadcast.event`).
+    pub event: Option<String>,
+    /// The round (default: `broadcast.round`).
+    pub round: Option<String>,
+    /// Its label in topics and PGN file names (default: its name).
+    pub board: Option<String>,
+    /// The player with the white pieces.
+    pub white: Option<String>,
+    /// The player with the black pieces.
+    pub black: Option<String>,
+    /// The PGN `TimeControl` (default: `broadcast.time_control`).
+    pub time_control: Option<String>,
+    /// `standard`, `rapid` or `blitz` (default: `broadcast.rules`).
+    pub rules: Option<String>,
+    /// A rapid or blitz game adequately supervised (A.4, B.2).
+    pub supervised: Option<bool>,
+    /// What to do when the board is turned 180° (default:
+    /// `reconstruction.rotated_board`).
+    pub rotated_board: Option<RotatedBoard>,
+    /// What the board's LEDs show (Millennium, Certabo).
+    #[serde(default)]
+    pub leds: LightsMode,
+    /// Certabo boards: the calibration file `boardcast calibrate` wrote.
+    pub calibration: Option<PathBuf>,
+}
+
+/// A board's settings, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Board {
+    /// Its name.
+    pub name: String,
+    /// Its protocol.
+    pub protocol: Protocol,
+    /// How to find it.
+    pub find: FindBoard,
+    /// Which clock display is White's.
+    pub white_clock: WhiteClock,
+    /// Chess960 games.
+    pub chess960: bool,
+    /// Where its game is published.
+    pub path: BoardPath,
+    /// PGN tags for its games: Event, Site, Round, Board, White, Black,
+    /// TimeControl, as configured.
+    pub tags: Vec<(String, String)>,
+    /// Which Laws apply, when fixed by the configuration (otherwise from
+    /// the `TimeControl` tag).
+    pub rules: Option<Tempo>,
+    /// Rapid or blitz under adequate supervision.
+    pub supervised: bool,
+    /// What to do with a board turned 180°, if not the general setting.
+    pub rotated_board: Option<RotatedBoard>,
+    /// What its LEDs show.
+    pub leds: LightsMode,
+    /// Its calibration file (Certabo).
+    pub calibration: Option<PathBuf>,
+}
+
+/// How to find a board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FindBoard {
+    /// Open this device.
+    Port(PathBuf),
+    /// Probe the serial ports for the board with this serial number.
+    Serial(String),
+}
+
+/// A configuration value that is not accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key} = {value}: {accepted}")]
+pub struct ConfigError {
+    /// The key, e.g. `boards[2].protocol`.
+    pub key: String,
+    /// The value given, as written.
+    pub value: String,
+    /// What is accepted instead.
+    pub accepted: String,
+}
+
+impl Config {
+    /// The boards, checked: names unique and non-empty, a known protocol,
+    /// and exactly one of `port` and `serial`.
+    ///
+    /// # Errors
+    ///
+    /// The first value that is not accepted.
+    pub fn boards(&self) -> Result<Vec<Board>, ConfigError> {
+        let mut boards: Vec<Board> = Vec::new();
+        for (i, b) in self.boards.iter().enumerate() {
+            let key = |k: &str| format!("boards[{i}].{k}");
+            if b.name.trim().is_empty() {
+                return Err(error(key("name"), "\"\"", "a name for the board, such as \"board-1\""));
+            }
+            if boards.iter().any(|other| other.name == b.name) {
+                return Err(error(key("name"), &format!("{:?}", b.name), "a name no other board has"));
+            }
+            let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::Events).ok_or_else(|| {
+                error(
+                    key("protocol"),
+                    &format!("{:?}", b.protocol),
+                    "\"dgt\", \"millennium\", \"certabo\" or \"sentio\" (the board families this daemon reads live)",
+                )
+            })?;
+            if protocol != Protocol::Dgt && b.serial.is_some() {
+                return Err(error(
+                    key("serial"),
+                    &format!("{:?}", b.serial.as_deref().unwrap_or_default()),
+                    &format!("port = \"/dev/…\": {protocol} boards have no serial number to be found by"),
+                ));
+            }
+            if protocol != Protocol::Certabo && b.calibration.is_some() {
+                return Err(error(key("calibration"), "(a file)", "nothing: only Certabo boards are calibrated"));
+            }
+            let find = match (&b.port, &b.serial) {
+                (Some(port), None) => FindBoard::Port(port.clone()),
+                (None, Some(serial)) => FindBoard::Serial(serial.clone()),
+                (Some(port), Some(_)) => {
+                    return Err(error(
+                        key("port"),
+                        &format!("{:?}", port.display().to_string()),
+                        "either port or serial, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(error(
+                        key("port"),
+                        "(missing)",
+                        "port = \"/dev/…\" or serial = \"…\" (the board's serial number)",
+                    ));
+                }
+            };
+            let event = b.event.as_deref().unwrap_or(&self.broadcast.event);
+            let round = b.round.as_deref().unwrap_or(&self.broadcast.round);
+            let path = BoardPath::new(event, round, b.board.as_deref().unwrap_or(&b.name));
+            if let Some(other) = boards.iter().find(|other| other.path == path) {
+                return Err(error(
+                    key("board"),
+                    &format!("{:?}", path.board),
+                    &format!(
+                        "a label no other board of event {:?} round {:?} has (board {:?} has it)",
+                        path.event, path.round, other.name
+                    ),
+                ));
+            }
+            let time_control = b.time_control.as_deref().unwrap_or(&self.broadcast.time_control).trim().to_owned();
+            if !time_control.is_empty() && time_control.parse::<TimeControl>().is_err() {
+                return Err(error(
+                    key("time_control"),
+                    &format!("{time_control:?}"),
+                    "a PGN TimeControl such as \"5400+30\" (seconds, + increment), \"40/5400+30:1800+30\" or \"300+2\"",
+                ));
+            }
+            let rules_text = b.rules.as_deref().unwrap_or(&self.broadcast.rules).trim().to_owned();
+            let rules = match rules_text.as_str() {
+                "" => None,
+                "standard" => Some(Tempo::Standard),
+                "rapid" => Some(Tempo::Rapid),
+                "blitz" => Some(Tempo::Blitz),
+                other => {
+                    return Err(error(
+                        key("rules"),
+                        &format!("{other:?}"),
+                        "\"standard\", \"rapid\", \"blitz\", or \"\" to take it from the time control",
+                    ));
+                }
+            };
+            let mut tags = vec![("Event".to_owned(), event.to_owned())];
+            if !self.broadcast.site.is_empty() {
+                tags.push(("Site".into(), self.broadcast.site.clone()));
+            }
+            tags.push(("Round".into(), round.to_owned()));
+            tags.push(("Board".into(), b.board.clone().unwrap_or_else(|| b.name.clone())));
+            for (tag, value) in [("White", &b.white), ("Black", &b.black)] {
+                if let Some(value) = value.as_ref().filter(|v| !v.trim().is_empty()) {
+                    tags.push((tag.into(), value.trim().to_owned()));
+                }
+            }
+            if !time_control.is_empty() {
+                tags.push(("TimeControl".into(), time_control));
+            }
+            boards.push(Board {
+                name: b.name.clone(),
+                protocol,
+                find,
+                white_clock: b.white_clock,
+                chess960: b.chess960,
+                path,
+                tags,
+                rules,
+                supervised: b.supervised.unwrap_or(self.broadcast.supervised),
+                rotated_board: b.rotated_board,
+                leds: b.leds,
+                calibration: b.calibration.clone(),
+            });
+        }
+        Ok(boards)
+    }
+
+    /// The reconstructor's settings.
+    ///
+    /// # Errors
+    ///
+    /// When a duration is zero where it cannot be, or `fill_in_plies` is out
+    /// of range.
+    pub fn reconstructor(&self) -> Result<ReconstructorConfig, ConfigError> {
+        let r = &self.reconstruction;
+        let positive = |key: &str, ms: u64| {
+            if ms == 0 {
+                Err(error(format!("reconstruction.{key}"), "0", "a positive number of milliseconds"))
+            } else {
+                Ok(Duration::from_millis(ms))
+            }
+        };
+        if !(1..=4).contains(&r.fill_in_plies) {
+            return Err(error(
+                "reconstruction.fill_in_plies".into(),
+                &r.fill_in_plies.to_string(),
+                "1 to 4 (plies filled in at most)",
+            ));
+        }
+        Ok(ReconstructorConfig {
+            settle: positive("settle_ms", r.settle_ms)?,
+            touch_min: positive("touch_min_ms", r.touch_min_ms)?,
+            out_of_sync_after: positive("out_of_sync_ms", r.out_of_sync_ms)?,
+            gesture_hold: positive("gesture_hold_ms", r.gesture_hold_ms)?,
+            press_grace: positive("press_grace_ms", r.press_grace_ms)?,
+            quiet_completion: positive("quiet_completion_ms", r.quiet_completion_ms)?,
+            fill_in_plies: r.fill_in_plies,
+            rotated_board: r.rotated_board,
+            uncertain_order: r.uncertain_order,
+            white_clock: WhiteClock::Auto,
+        })
+    }
+
+    /// The link's settings.
+    ///
+    /// # Errors
+    ///
+    /// When a duration is zero, or the board is taken for silent before it
+    /// is asked to speak.
+    pub fn link(&self) -> Result<crate::protocol::dgt::link::LinkConfig, ConfigError> {
+        let l = &self.link;
+        if l.keepalive_ms == 0 {
+            return Err(error("link.keepalive_ms".into(), "0", "a positive number of milliseconds"));
+        }
+        if l.silent_ms <= l.keepalive_ms {
+            return Err(error(
+                "link.silent_ms".into(),
+                &l.silent_ms.to_string(),
+                &format!(
+                    "more than link.keepalive_ms ({}), so that a quiet board is asked before it is given up",
+                    l.keepalive_ms
+                ),
+            ));
+        }
+        Ok(crate::protocol::dgt::link::LinkConfig {
+            keepalive_after: Duration::from_millis(l.keepalive_ms),
+            silent_after: Duration::from_millis(l.silent_ms),
+            ..Default::default()
+        })
+    }
+}
+
+impl Config {
+    /// The MQTT settings.
+    ///
+    /// # Errors
+    ///
+    /// A URL or address that cannot be used, an unknown language, or a
+    /// TLS URL without certificates to check the broker with.
+    pub fn mqtt(&self) -> Result<Mqtt, ConfigError> {
+        let m = &self.mqtt;
+        let broker = if m.url.trim().is_empty() {
+            let address = |key: &str, value: &str| {
+                value.trim().parse::<SocketAddr>().map_err(|_| {
+                    error(
+                        format!("mqtt.embedded.{key}"),
+                        &format!("{value:?}"),
+                        "an address and port such as \"127.0.0.1:1883\"",
+                    )
+                })
+            };
+            let listen = address("listen", &m.embedded.listen)?;
+            let ws_listen = if m.embedded.ws_listen.trim().is_empty() {
+                None
+            } else {
+                Some(address("ws_listen", &m.embedded.ws_listen)?)
+            };
+            BrokerChoice::Embedded { listen, ws_listen }
+        } else {
+            BrokerChoice::External(parse_broker_url(m.url.trim(), &m.ca_file)?)
+        };
+        let languages = m
+            .languages
+            .iter()
+            .map(|l| {
+                l.parse::<Language>().map_err(|_| {
+                    error("mqtt.languages".into(), &format!("{l:?}"), "some of \"en\", \"nl\", \"de\", \"af\", \"fr\"")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if m.keep_alive_s == 0 {
+            return Err(error(
+                "mqtt.keep_alive_s".into(),
+                "0",
+                "a positive number of seconds (15 suits a hall network)",
+            ));
+        }
+        if m.max_queued_messages == 0 {
+            return Err(error(
+                "mqtt.max_queued_messages".into(),
+                "0",
+                "a positive number (moves and alerts kept while the broker is away)",
+            ));
+        }
+        let credentials = (!m.username.is_empty()).then(|| (m.username.clone(), m.password.clone()));
+        Ok(Mqtt {
+            broker,
+            credentials,
+            root: m.root.clone(),
+            bridge_id: m.bridge_id.clone(),
+            public_delay: Duration::from_secs(m.public_delay_s),
+            keep_alive: Duration::from_secs(m.keep_alive_s),
+            languages,
+            queue_limit: m.max_queued_messages,
+        })
+    }
+}
+
+/// The system's certificate bundle on Debian and its relatives.
+const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+fn parse_broker_url(url: &str, ca_file: &str) -> Result<BrokerUrl, ConfigError> {
+    let bad = |why: &str| error("mqtt.url".into(), &format!("{url:?}"), why);
+    let accepted = "mqtt://host:port, mqtts://host:port, ws://host:port/path or wss://host:port/path, or \"\" for the embedded broker";
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| bad(accepted))?;
+    let scheme = match scheme {
+        "mqtt" | "tcp" => Scheme::Mqtt,
+        "mqtts" | "ssl" | "tls" => Scheme::Mqtts,
+        "ws" => Scheme::Ws,
+        "wss" => Scheme::Wss,
+        _ => return Err(bad(accepted)),
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(bad("a URL without user name or password (use mqtt.username and mqtt.password)"));
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => {
+            let port = port.parse::<u16>().map_err(|_| bad("a port number between 1 and 65535 after the host"))?;
+            (host.trim_start_matches('[').trim_end_matches(']').to_owned(), port)
+        }
+        _ => {
+            let port = match scheme {
+                Scheme::Mqtt => 1883,
+                Scheme::Mqtts => 8883,
+                Scheme::Ws => 80,
+                Scheme::Wss => 443,
+            };
+            (authority.to_owned(), port)
+        }
+    };
+    if host.is_empty() || port == 0 {
+        return Err(bad(accepted));
+    }
+    let ca_file = if scheme.tls() {
+        let path = if ca_file.is_empty() { PathBuf::from(SYSTEM_CA_FILE) } else { PathBuf::from(ca_file) };
+        if !path.is_file() {
+            return Err(error(
+                "mqtt.ca_file".into(),
+                &format!("{:?}", path.display().to_string()),
+                "a PEM file with the certificates that sign the broker's (needed for mqtts:// and wss://)",
+            ));
+        }
+        Some(path)
+    } else {
+        None
+    };
+    Ok(BrokerUrl { url: url.to_owned(), scheme, host, port, ca_file })
+}
+
+fn error(key: String, value: &str, accepted: &str) -> ConfigError {
+    ConfigError { key, value: value.to_owned(), accepted: accepted.to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(extra: &str) -> Config {
+        let text = format!("{DEFAULTS}\n{extra}");
+        toml_like(&text)
+    }
+
+    /// The defaults file parsed the way the binary does (through serde).
+    fn toml_like(text: &str) -> Config {
+        config::Config::builder()
+            .add_source(config::File::from_str(text, config::FileFormat::Toml))
+            .build()
+            .unwrap()
+            .try_deserialize()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_defaults_parse_and_match_the_built_in_settings() {
+        let config = parse("");
+        assert!(config.boards().unwrap().is_empty());
+        assert_eq!(config.reconstructor().unwrap(), ReconstructorConfig::default());
+        assert_eq!(config.link().unwrap(), crate::protocol::dgt::link::LinkConfig::default());
+    }
+
+    #[test]
+    fn boards_need_a_protocol_and_a_way_to_be_found() {
+        let ok = parse("[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nserial = \"03921\"\n");
+        assert_eq!(ok.boards().unwrap()[0].find, FindBoard::Serial("03921".into()));
+        for (extra, message) in [
+            (
+                "[[boards]]\nname = \"b1\"\nprotocol = \"dgx\"\nport = \"/dev/x\"\n",
+                "boards[0].protocol = \"dgx\": \"dgt\"",
+            ),
+            (
+                "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\n",
+                "boards[0].port = (missing): port = \"/dev/…\" or serial",
+            ),
+            (
+                "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\n[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\n",
+                "boards[1].name = \"b1\": a name no other board has",
+            ),
+        ] {
+            let error = parse(extra).boards().unwrap_err().to_string();
+            assert!(error.starts_with(message), "{error}");
+        }
+    }
+
+    #[test]
+    fn broker_urls_and_mqtt_settings_are_checked() {
+        let defaults = parse("").mqtt().unwrap();
+        assert_eq!(
+            defaults.broker,
+            BrokerChoice::Embedded {
+                listen: "127.0.0.1:1883".parse().unwrap(),
+                ws_listen: Some("0.0.0.0:8083".parse().unwrap())
+            }
+        );
+        assert_eq!(defaults.languages.len(), 5);
+        let url = |u: &str| {
+            let mut config = parse("");
+            config.mqtt.url = u.into();
+            config.mqtt()
+        };
+        let BrokerChoice::External(broker) = url("mqtt://broker.hall:1884").unwrap().broker else { panic!() };
+        assert_eq!((broker.scheme, broker.host.as_str(), broker.port), (Scheme::Mqtt, "broker.hall", 1884));
+        let BrokerChoice::External(broker) = url("ws://10.0.0.2/mqtt").unwrap().broker else { panic!() };
+        assert_eq!((broker.scheme, broker.port), (Scheme::Ws, 80));
+        let BrokerChoice::External(broker) = url("mqtt://[::1]:1883").unwrap().broker else { panic!() };
+        assert_eq!(broker.host, "::1");
+        for (bad, message) in [
+            ("broker.hall:1883", "mqtt.url = \"broker.hall:1883\": mqtt://host:port"),
+            ("http://x", "mqtt.url = \"http://x\": mqtt://host:port"),
+            ("mqtt://user:pw@x", "a URL without user name or password"),
+            ("mqtt://x:99999", "a port number"),
+        ] {
+            let error = url(bad).unwrap_err().to_string();
+            assert!(error.contains(message), "{error}");
+        }
+        let mut config = parse("");
+        config.mqtt.url = "mqtts://x".into();
+        config.mqtt.ca_file = "/nonexistent.pem".into();
+        assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.ca_file = \"/nonexistent.pem\""));
+        let mut config = parse("");
+        config.mqtt.languages = vec!["en".into(), "es".into()];
+        assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.languages = \"es\""));
+        let mut config = parse("");
+        config.mqtt.embedded.listen = "localhost".into();
+        assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.listen = \"localhost\""));
+    }
+
+    #[test]
+    fn boards_are_published_under_their_event_round_and_label() {
+        let mut config = parse(
+            "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\n\
+             [[boards]]\nname = \"b2\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nround = \"3\"\nboard = \"1\"\n",
+        );
+        config.broadcast.event = "Open A".into();
+        config.broadcast.round = "2".into();
+        let boards = config.boards().unwrap();
+        assert_eq!(boards[0].path, BoardPath::new("Open A", "2", "b1"));
+        assert_eq!(boards[1].path, BoardPath::new("Open A", "3", "1"));
+        let clash = parse(
+            "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\nboard = \"7\"\n\
+             [[boards]]\nname = \"b2\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nboard = \"7\"\n",
+        );
+        assert!(clash.boards().unwrap_err().to_string().starts_with("boards[1].board = \"7\": a label no other board"));
+    }
+
+    #[test]
+    fn settings_out_of_range_say_what_is_accepted() {
+        let mut config = parse("");
+        config.reconstruction.settle_ms = 0;
+        assert_eq!(
+            config.reconstructor().unwrap_err().to_string(),
+            "reconstruction.settle_ms = 0: a positive number of milliseconds"
+        );
+        let mut config = parse("");
+        config.link.silent_ms = 1000;
+        assert!(
+            config
+                .link()
+                .unwrap_err()
+                .to_string()
+                .starts_with("link.silent_ms = 1000: more than link.keepalive_ms (2000)")
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! Operator commands: what the operator (or an arbiter through the
+//! operator) tells the daemon that no board can show. Starting the next
+//! round, entering a resignation or an agreed draw, taking back a wrongly
+//! recorded move, filling in moves from the scoresheet, setting the
+//! position or the players, turning the board, acknowledging an alert.
+//!
+//! A command is an input like a sensor event: it reaches a board's session
+//! through its driver, is recorded in the board's capture (so a replay or a
+//! restart applies it at the same moment), and its effects go out as
+//! ordinary events (a move taken back is `retracted`, a result `ended`):
+//! history is corrected explicitly, never silently rewritten.
+//!
+//! The JSON form is the same on MQTT (`<root>/v1/bridges/<id>/commands`,
+//! docs/operator.md), in `boardcast ctl`, and in captures:
+//! `{"command": "set_result", "result": "1-0", "reason": "resignation"}`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One command for a board.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Command {
+    /// The game on the board is over as it is (without a result if it has
+    /// none); the board waits for the start position of the next.
+    NewGame,
+    /// The board's next games belong to this round (their `Round` tag, PGN
+    /// folder and topics); the game on it now ends as for `new_game`.
+    NextRound {
+        /// The round, e.g. `"4"`.
+        round: String,
+    },
+    /// The game's result, by resignation, agreement or forfeit (what no
+    /// board shows).
+    SetResult {
+        /// `1-0`, `0-1` or `1/2-1/2`.
+        result: String,
+        /// Why.
+        #[serde(default)]
+        reason: Reason,
+    },
+    /// Takes back the last move (made or completed): recorded wrongly, or
+    /// an illegal move put right by the arbiter (7.5.1).
+    TakeBack,
+    /// Plays these moves (SAN, from the game position), as the scoresheets
+    /// have them: for moves the board could not show or showed in an order
+    /// that could not be told apart.
+    Moves {
+        /// The moves in order.
+        san: Vec<String>,
+    },
+    /// The game goes on from this position (FEN): a new game record from
+    /// it, the game before it kept as it was.
+    SetPosition {
+        /// The position.
+        fen: String,
+    },
+    /// The board is turned the other way (its squares are mapped).
+    Flip,
+    /// Sets PGN tags of the game in progress and of the board's next games
+    /// (`White`, `Black`, `Event`, `TimeControl`, …); an empty value removes
+    /// a tag.
+    SetTags {
+        /// Tag names and values.
+        tags: BTreeMap<String, String>,
+    },
+    /// Marks an alert as seen and dealt with by the arbiter.
+    AcknowledgeAlert {
+        /// The alert's game.
+        game: u32,
+        /// The alert's `seq`.
+        seq: u64,
+    },
+}
+
+/// How a result came about, when no board shows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A player resigned (5.1.2).
+    Resignation,
+    /// The players agreed (5.2.3 draw, or a result agreed otherwise).
+    Agreement,
+    /// A player forfeited (did not come, or was defaulted by the arbiter).
+    Forfeit,
+    /// Anything else the arbiter decided.
+    #[default]
+    Arbiter,
+}
+
+impl Command {
+    /// `set_result`, … (the JSON name).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::NewGame => "new_game",
+            Self::NextRound { .. } => "next_round",
+            Self::SetResult { .. } => "set_result",
+            Self::TakeBack => "take_back",
+            Self::Moves { .. } => "moves",
+            Self::SetPosition { .. } => "set_position",
+            Self::Flip => "flip",
+            Self::SetTags { .. } => "set_tags",
+            Self::AcknowledgeAlert { .. } => "acknowledge_alert",
+        }
+    }
+
+    /// The JSON object.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("commands serialise")
+    }
+
+    /// A command from its JSON object; the error says what is wrong in
+    /// words for the operator.
+    ///
+    /// # Errors
+    ///
+    /// An unknown command, a missing or unknown field.
+    pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
+        serde_json::from_value(value).map_err(|e| {
+            format!(
+                "{e} (commands: new_game, next_round, set_result, take_back, moves, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for Command {
+    /// `set_result 1-0 (resignation)`, for logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NextRound { round } => write!(f, "next_round {round}"),
+            Self::SetResult { result, reason } => write!(f, "set_result {result} ({reason:?})"),
+            Self::Moves { san } => write!(f, "moves {}", san.join(" ")),
+            Self::SetPosition { fen } => write!(f, "set_position {fen}"),
+            Self::SetTags { tags } => {
+                let tags: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+                write!(f, "set_tags {}", tags.join(" "))
+            }
+            Self::AcknowledgeAlert { game, seq } => write!(f, "acknowledge_alert game {game} #{seq}"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn commands_read_and_write_the_documented_json() {
+        let result = Command::SetResult { result: "1-0".into(), reason: Reason::Resignation };
+        assert_eq!(result.to_json(), json!({"command": "set_result", "result": "1-0", "reason": "resignation"}));
+        assert_eq!(Command::from_json(result.to_json()).unwrap(), result);
+        assert_eq!(Command::from_json(json!({"command": "take_back"})).unwrap(), Command::TakeBack);
+        let tags = Command::from_json(json!({"command": "set_tags", "tags": {"White": "Carlsen, M."}})).unwrap();
+        assert_eq!(tags.to_string(), "set_tags White=\"Carlsen, M.\"");
+        assert_eq!(
+            Command::from_json(json!({"command": "set_result", "result": "0-1"})).unwrap(),
+            Command::SetResult { result: "0-1".into(), reason: Reason::Arbiter }
+        );
+        let error = Command::from_json(json!({"command": "resign"})).unwrap_err();
+        assert!(error.contains("unknown variant `resign`") && error.contains("commands: new_game"), "{error}");
+        let error = Command::from_json(json!({"command": "next_round"})).unwrap_err();
+        assert!(error.contains("missing field `round`"), "{error}");
+    }
+}

@@ -1,0 +1,164 @@
+//! The host's side of a connection to a live board, for every board
+//! family: what to send after connecting, how to notice a board that went
+//! quiet, what to show on its lights. Each family has its own sans-I/O link
+//! (`dgt::link`, `millennium::link`, `certabo::link`); [`Link`] picks the
+//! one for a protocol, so that the session and the shell need not know
+//! which it is.
+
+use std::time::Duration;
+
+use super::{Decoded, Lights, Protocol, certabo, dgt, millennium};
+use crate::time::Timestamp;
+
+/// How patient the link is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkConfig {
+    /// Ask the board to say something after this long without a byte.
+    pub keepalive_after: Duration,
+    /// Report the board silent after this long without a byte.
+    pub silent_after: Duration,
+    /// How long the clock has to acknowledge a command before it is sent
+    /// again (up to three times).
+    pub clock_ack_within: Duration,
+    /// How long a board dump asked for after lost bytes may take before it
+    /// is asked for again (up to three times).
+    pub dump_within: Duration,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        Self {
+            keepalive_after: Duration::from_secs(2),
+            silent_after: Duration::from_secs(6),
+            clock_ack_within: Duration::from_secs(2),
+            dump_within: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What the link reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkEvent {
+    /// Nothing has come from the board for `silent_after`: it is gone or
+    /// hung; the shell should reconnect.
+    Silent,
+    /// The board told who it is: its serial number (boards that have
+    /// one) and its firmware version, as far as known.
+    Identified {
+        /// The serial number.
+        serial: Option<String>,
+        /// The firmware version.
+        version: Option<String>,
+    },
+    /// A clock command was not acknowledged after three tries and was
+    /// dropped (which one, for the log).
+    ClockCommandDropped(String),
+}
+
+/// The link to a live board of any family.
+#[derive(Clone, Debug)]
+pub enum Link {
+    /// A DGT board: update mode, keep-alive, board dumps, clock commands.
+    Dgt(dgt::link::DgtLink),
+    /// A Millennium ChessLink board: registers, status polls, LEDs.
+    Millennium(millennium::link::MillenniumLink),
+    /// A board that streams its reports by itself (Certabo, Sentio):
+    /// silence detection and LEDs.
+    Stream(certabo::link::StreamLink),
+}
+
+impl Link {
+    /// The link for `protocol`; `None` for `events` (no live board).
+    pub fn for_protocol(protocol: Protocol, config: LinkConfig) -> Option<Self> {
+        match protocol {
+            Protocol::Dgt => Some(Self::Dgt(dgt::link::DgtLink::new(config))),
+            Protocol::Millennium => Some(Self::Millennium(millennium::link::MillenniumLink::new(config))),
+            Protocol::Certabo | Protocol::Sentio => {
+                Some(Self::Stream(certabo::link::StreamLink::new(protocol, config)))
+            }
+            Protocol::Events => None,
+        }
+    }
+
+    /// The port is open.
+    pub fn handle_connected(&mut self, now: Timestamp) {
+        match self {
+            Self::Dgt(l) => l.handle_connected(now),
+            Self::Millennium(l) => l.handle_connected(now),
+            Self::Stream(l) => l.handle_connected(now),
+        }
+    }
+
+    /// The port closed.
+    pub fn handle_disconnected(&mut self) {
+        match self {
+            Self::Dgt(l) => l.handle_disconnected(),
+            Self::Millennium(l) => l.handle_disconnected(),
+            Self::Stream(l) => l.handle_disconnected(),
+        }
+    }
+
+    /// Bytes arrived (whatever they mean).
+    pub fn handle_rx(&mut self, now: Timestamp) {
+        match self {
+            Self::Dgt(l) => l.handle_rx(now),
+            Self::Millennium(l) => l.handle_rx(now),
+            Self::Stream(l) => l.handle_rx(now),
+        }
+    }
+
+    /// The decoder made sense of something, or reported lost bytes.
+    pub fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        match self {
+            Self::Dgt(l) => l.handle_decoded(now, decoded),
+            Self::Millennium(l) => l.handle_decoded(now, decoded),
+            Self::Stream(l) => l.handle_decoded(now, decoded),
+        }
+    }
+
+    /// Acts on deadlines that have come.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        match self {
+            Self::Dgt(l) => l.handle_timeout(now),
+            Self::Millennium(l) => l.handle_timeout(now),
+            Self::Stream(l) => l.handle_timeout(now),
+        }
+    }
+
+    /// The next bytes to send, if any.
+    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        match self {
+            Self::Dgt(l) => l.poll_transmit(now).map(|c| c.bytes().to_vec()),
+            Self::Millennium(l) => l.poll_transmit(now),
+            Self::Stream(l) => l.poll_transmit(now),
+        }
+    }
+
+    /// When to call [`Link::handle_timeout`] next.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        match self {
+            Self::Dgt(l) => l.poll_timeout(),
+            Self::Millennium(l) => l.poll_timeout(),
+            Self::Stream(l) => l.poll_timeout(),
+        }
+    }
+
+    /// The next thing to report.
+    pub fn poll_event(&mut self) -> Option<LinkEvent> {
+        match self {
+            Self::Dgt(l) => l.poll_event(),
+            Self::Millennium(l) => l.poll_event(),
+            Self::Stream(l) => l.poll_event(),
+        }
+    }
+
+    /// What the board's lights should show now (boards without lights
+    /// ignore it).
+    pub fn show(&mut self, lights: &Lights) {
+        match self {
+            Self::Dgt(l) => l.show(lights),
+            Self::Millennium(l) => l.show(lights),
+            Self::Stream(l) => l.show(lights),
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! One board's publications: what its session's outputs mean for the
+//! topics of docs/mqtt.md. Sans-I/O: outputs and the game records go in,
+//! [`Item`]s come out; the wall-clock time of each event is the session's
+//! start time plus the event's session time, so the same capture always
+//! gives the same payloads.
+//!
+//! Move and alert messages go out as their events come. The retained
+//! topics (state, PGN, summary entry) describe the board as a whole, so
+//! they are built once per batch of outputs, in [`BoardFeed::flush`]:
+//! a batch that fills in three moves gives three move messages and one
+//! state.
+
+use std::{collections::VecDeque, sync::Arc};
+
+use serde_json::{Map, Value, json};
+use shakmaty::{Chess, EnPassantMode, Position, fen::Fen, uci::UciMove};
+
+use super::{
+    Item, Publication, Qos,
+    render::{Language, color_name, localized, spoken, spoken_illegal, translate},
+    topics::{BoardPath, BoardTopic, Topics, Tree},
+};
+use crate::{
+    event::{BoardStatus, ClockState, Event, EventKind, MoveInfo},
+    game::{GameRecord, MoveStatus, Notation, PlyMove, pgn::to_pgn},
+    protocol::BoardInfo,
+    reconstruct::Reconstructor,
+    session::{NoticeKind, Output},
+    time::Timestamp,
+};
+
+/// What every board's feed shares.
+#[derive(Clone, Debug)]
+pub struct FeedSettings {
+    /// Topic names.
+    pub topics: Topics,
+    /// This run of the daemon (changes at every start).
+    pub boot: Arc<str>,
+    /// The languages move payloads are rendered in.
+    pub languages: Vec<Language>,
+}
+
+/// Whether the board's port is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Connection {
+    Unknown,
+    Connected,
+    Disconnected,
+}
+
+impl Connection {
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::Connected => "connected",
+            Self::Disconnected => "disconnected",
+        }
+    }
+}
+
+/// One board's publications.
+#[derive(Debug)]
+pub struct BoardFeed {
+    settings: FeedSettings,
+    /// The board's configured name.
+    name: String,
+    /// The recording session the games belong to (the capture's name):
+    /// the same after the daemon resumes them, unlike the boot id.
+    session: String,
+    path: BoardPath,
+    /// Wall-clock milliseconds since 1970 at session time zero.
+    epoch_ms: i64,
+    clock: Option<(ClockState, Timestamp)>,
+    status: BoardStatus,
+    connection: Connection,
+    serial: Option<String>,
+    firmware: Option<String>,
+    battery: Option<u8>,
+    /// The topic the bridge status went to under the board's name, before
+    /// its serial number was known (cleared once it is).
+    status_under_name: bool,
+    /// The latest event: game, seq and time.
+    last: Option<(u32, u64, Timestamp)>,
+    /// The state, PGN or board status need publishing at the next flush.
+    state_dirty: bool,
+    pgn_dirty: bool,
+    board_status_dirty: bool,
+    out: VecDeque<Item>,
+}
+
+impl BoardFeed {
+    /// The feed of board `name`, published under `path`, whose recording
+    /// session `session` started at `epoch_ms` (wall clock).
+    pub fn new(settings: FeedSettings, name: &str, path: BoardPath, epoch_ms: i64, session: &str) -> Self {
+        Self {
+            settings,
+            name: name.to_owned(),
+            session: session.to_owned(),
+            path,
+            epoch_ms,
+            clock: None,
+            status: BoardStatus::AwaitingStart,
+            connection: Connection::Unknown,
+            serial: None,
+            firmware: None,
+            battery: None,
+            status_under_name: false,
+            last: None,
+            state_dirty: true,
+            pgn_dirty: false,
+            board_status_dirty: false,
+            out: VecDeque::new(),
+        }
+    }
+
+    /// One output of the board's session; `games` is its reconstructor, for
+    /// the moves and games the events refer to.
+    pub fn handle_output(&mut self, output: &Output, games: &Reconstructor) {
+        match output {
+            Output::Event(event) => self.handle_event(event, games),
+            Output::Notice(notice) => self.handle_notice(&notice.kind),
+        }
+    }
+
+    fn handle_event(&mut self, event: &Event, games: &Reconstructor) {
+        self.last = Some((event.game, event.seq, event.t));
+        let game = games.games().find(|g| g.number == event.game);
+        match &event.kind {
+            EventKind::GameStarted { .. } | EventKind::GameEnded(_) | EventKind::GameClosed => {
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::TagsChanged(tags) => {
+                // A board moved to another round (or event) publishes there
+                // from now on; what it published before stays where it was.
+                let tag = |name: &str| tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+                let event_name = tag("Event").map_or_else(|| self.path.event.clone(), crate::publish::topics::level);
+                let round = tag("Round").map_or_else(|| self.path.round.clone(), crate::publish::topics::level);
+                self.path = BoardPath { event: event_name, round, board: self.path.board.clone() };
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::AlertAcknowledged { game, seq } => {
+                let mut payload = self.envelope(event.t);
+                payload.insert("game".into(), json!(event.game));
+                payload.insert("seq".into(), json!(event.seq));
+                payload.insert("kind".into(), json!("acknowledged"));
+                payload.insert("alert_game".into(), json!(game));
+                payload.insert("alert_seq".into(), json!(seq));
+                self.publish(BoardTopic::Alerts, payload, false, Qos::AtLeastOnce, false);
+            }
+            EventKind::MoveMade(m) => {
+                let payload = self.move_payload(event, "made", m, game, None);
+                self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::MoveCompleted { ply, clock_ms } => {
+                if let Some(info) = game.and_then(|g| ply_info(g, *ply)) {
+                    let mut payload = self.move_payload(event, "completed", &info, game, None);
+                    payload.insert("clock_ms".into(), json!(clock_ms));
+                    self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                }
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::MoveAmended { previous, now } => {
+                let payload = self.move_payload(event, "amended", now, game, Some(previous));
+                self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::MoveRetracted { previous } => {
+                let payload = self.move_payload(event, "retracted", previous, game, None);
+                self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::Clock(clock) => {
+                self.clock = Some((*clock, event.t));
+                let mut payload = self.envelope(event.t);
+                payload.insert("game".into(), json!(event.game));
+                payload.insert("seq".into(), json!(event.seq));
+                payload.insert("clock".into(), self.clock_json());
+                self.publish(BoardTopic::Clock, payload, true, Qos::AtMostOnce, true);
+                self.state_dirty = true;
+            }
+            EventKind::Status(status) => {
+                self.status = status.clone();
+                self.state_dirty = true;
+                self.board_status_dirty = true;
+            }
+            EventKind::Alert(alert) => {
+                let mut payload = self.envelope(event.t);
+                if let Value::Object(fields) = alert.to_json(&self.name, event.game, event.seq) {
+                    payload.extend(fields);
+                }
+                // Alerts are for arbiters: never in the public tree.
+                self.publish(BoardTopic::Alerts, payload, false, Qos::AtLeastOnce, false);
+            }
+        }
+    }
+
+    fn handle_notice(&mut self, notice: &NoticeKind) {
+        match notice {
+            NoticeKind::Connected => self.connection = Connection::Connected,
+            NoticeKind::Disconnected => self.connection = Connection::Disconnected,
+            NoticeKind::Board(BoardInfo::Serial(serial)) => {
+                if self.serial.as_ref() == Some(serial) {
+                    return;
+                }
+                if self.status_under_name {
+                    // The status was published under the name while the
+                    // serial number was unknown: clear that retained topic.
+                    let topic = self.settings.topics.board_status(&self.name);
+                    self.out.push_back(Item::Publish(Publication::clear(topic)));
+                    self.status_under_name = false;
+                }
+                self.serial = Some(serial.clone());
+            }
+            NoticeKind::Board(BoardInfo::Version(version)) => self.firmware = Some(version.clone()),
+            NoticeKind::Board(BoardInfo::Battery(percent)) => self.battery = Some(*percent),
+            _ => return,
+        }
+        self.state_dirty = true;
+        self.board_status_dirty = true;
+    }
+
+    /// Publishes what the outputs since the last flush changed: state, PGN,
+    /// the round summary's entry and the board's status.
+    pub fn flush(&mut self, games: &Reconstructor) {
+        let t = self.last.map_or(Timestamp::ZERO, |(_, _, t)| t);
+        if self.state_dirty {
+            self.state_dirty = false;
+            let game = games.game();
+            let state = self.state_payload(game, t);
+            let entry = self.summary_entry(game, t);
+            self.publish(BoardTopic::State, state, true, Qos::AtMostOnce, true);
+            self.out.push_back(Item::SummaryEntry {
+                round: self.path.round_path(),
+                board: self.path.board.clone(),
+                entry,
+            });
+        }
+        if self.pgn_dirty {
+            self.pgn_dirty = false;
+            if let Some(game) = games.game() {
+                let mut payload = self.envelope(t);
+                self.add_position(&mut payload);
+                payload.insert("game".into(), json!(game.number));
+                payload.insert("pgn".into(), json!(to_pgn(game)));
+                self.publish(BoardTopic::Pgn, payload, true, Qos::AtMostOnce, true);
+            }
+        }
+        if self.board_status_dirty {
+            self.board_status_dirty = false;
+            let key = self.serial.clone().unwrap_or_else(|| self.name.clone());
+            self.status_under_name = self.serial.is_none();
+            let mut payload = self.envelope(t);
+            payload.insert("serial".into(), json!(self.serial));
+            payload.insert("connection".into(), json!(self.connection.name()));
+            payload.insert("sync".into(), json!(self.status.name()));
+            payload.insert("firmware".into(), json!(self.firmware));
+            payload.insert("battery_percent".into(), json!(self.battery));
+            let topic = self.settings.topics.board_status(&key);
+            self.out.push_back(Item::Publish(Publication {
+                topic,
+                payload: Some(Value::Object(payload)),
+                retain: true,
+                qos: Qos::AtMostOnce,
+                public: false,
+            }));
+        }
+    }
+
+    /// The next thing to publish, if any.
+    pub fn poll_item(&mut self) -> Option<Item> {
+        self.out.pop_front()
+    }
+
+    /// Where this board is published.
+    pub fn path(&self) -> &BoardPath {
+        &self.path
+    }
+
+    fn publish(&mut self, topic: BoardTopic, payload: Map<String, Value>, retain: bool, qos: Qos, public: bool) {
+        let topic = self.settings.topics.board(Tree::Live, &self.path, topic);
+        self.out.push_back(Item::Publish(Publication {
+            topic,
+            payload: Some(Value::Object(payload)),
+            retain,
+            qos,
+            public,
+        }));
+    }
+
+    /// The fields every payload has.
+    fn envelope(&self, t: Timestamp) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("schema".into(), json!(1));
+        map.insert("boot".into(), json!(&*self.settings.boot));
+        map.insert("session".into(), json!(self.session));
+        map.insert("ts_ms".into(), json!(self.wall_ms(t)));
+        map.insert("board".into(), json!(self.name));
+        map
+    }
+
+    /// Event, round and board levels of the topic, for consumers reading a
+    /// wildcard subscription.
+    fn add_position(&self, map: &mut Map<String, Value>) {
+        map.insert("event".into(), json!(self.path.event));
+        map.insert("round".into(), json!(self.path.round));
+    }
+
+    fn wall_ms(&self, t: Timestamp) -> i64 {
+        self.epoch_ms + (t.as_micros() / 1000) as i64
+    }
+
+    fn clock_json(&self) -> Value {
+        match self.clock {
+            Some((clock, t)) => json!({
+                "white_ms": clock.white_ms,
+                "black_ms": clock.black_ms,
+                "running": clock.running.map(color_name),
+                "read_at_ms": self.wall_ms(t),
+            }),
+            None => Value::Null,
+        }
+    }
+
+    /// A move message: the move, the position after the event, and the move
+    /// for people (display languages, spoken).
+    fn move_payload(
+        &self,
+        event: &Event,
+        kind: &str,
+        m: &MoveInfo,
+        game: Option<&GameRecord>,
+        replaces: Option<&MoveInfo>,
+    ) -> Map<String, Value> {
+        let mut payload = self.envelope(event.t);
+        self.add_position(&mut payload);
+        payload.insert("game".into(), json!(event.game));
+        payload.insert("seq".into(), json!(event.seq));
+        payload.insert("kind".into(), json!(kind));
+        payload.insert("ply".into(), json!(m.ply));
+        payload.insert("color".into(), json!(color_name(m.mover)));
+        payload.insert("san".into(), json!(m.san.to_string()));
+        payload.insert("uci".into(), json!(m.uci));
+        payload.insert("illegal".into(), json!(m.illegal()));
+        payload.insert("inferred".into(), json!(m.inferred));
+        payload.insert("order_uncertain".into(), json!(m.order_uncertain));
+        // The position after the event: for a retraction, the one the move
+        // was taken back to.
+        let fen = match (kind, game) {
+            ("retracted", Some(game)) => fen(game.position()),
+            _ => m.fen(),
+        };
+        payload.insert("fen".into(), json!(fen));
+        let before = game.filter(|g| m.ply >= 1 && m.ply - 1 <= g.plies.len()).map(|g| g.position_before(m.ply - 1));
+        let (display, words) = self.for_people(m, before);
+        payload.insert("display".into(), display);
+        payload.insert("spoken".into(), json!(words));
+        if let Some(previous) = replaces {
+            payload.insert("replaces".into(), json!({"san": previous.san.to_string(), "uci": previous.uci}));
+        }
+        payload
+    }
+
+    /// The move in each display language, and spoken.
+    fn for_people(&self, m: &MoveInfo, before: Option<&Chess>) -> (Value, String) {
+        let legal = before.and_then(|pos| {
+            let uci = m.uci.parse::<UciMove>().ok()?;
+            uci.to_move(pos).ok().map(|mv| (pos, mv))
+        });
+        let mut display = Map::new();
+        let words = match (&m.san, legal) {
+            (Notation::San(_), Some((pos, mv))) => {
+                for &language in &self.settings.languages {
+                    display.insert(language.code().into(), json!(localized(pos, mv, language)));
+                }
+                spoken(pos, mv)
+            }
+            (Notation::Illegal(illegal), _) => {
+                for &language in &self.settings.languages {
+                    display.insert(language.code().into(), json!(translate(&m.san.to_string(), language)));
+                }
+                spoken_illegal(illegal)
+            }
+            // The move's position is gone (a later batch replaced it):
+            // letters from the SAN still translate.
+            (Notation::San(_), None) => {
+                for &language in &self.settings.languages {
+                    display.insert(language.code().into(), json!(translate(&m.san.to_string(), language)));
+                }
+                String::new()
+            }
+        };
+        (Value::Object(display), words)
+    }
+
+    /// The whole picture of the board, self-contained (a display that
+    /// joins late needs nothing else).
+    fn state_payload(&self, game: Option<&GameRecord>, t: Timestamp) -> Map<String, Value> {
+        let mut payload = self.envelope(t);
+        self.add_position(&mut payload);
+        if let Some((game_number, seq, _)) = self.last {
+            payload.insert("game".into(), json!(game_number));
+            payload.insert("seq".into(), json!(seq));
+        }
+        payload.insert("connection".into(), json!(self.connection.name()));
+        payload.insert("status".into(), json!(self.status.name()));
+        let squares: Vec<String> = match &self.status {
+            BoardStatus::OutOfSync { squares } => squares.iter().map(ToString::to_string).collect(),
+            _ => Vec::new(),
+        };
+        payload.insert("out_of_sync_squares".into(), json!(squares));
+        payload.insert("clock".into(), self.clock_json());
+        let Some(game) = game else {
+            payload.insert("fen".into(), Value::Null);
+            payload.insert("result".into(), json!("*"));
+            return payload;
+        };
+        let position = game.position();
+        payload.insert("fen".into(), json!(fen(position)));
+        payload.insert("turn".into(), json!(color_name(position.turn())));
+        payload.insert("ply".into(), json!(game.plies.len()));
+        payload.insert("completed_plies".into(), json!(game.completed_plies()));
+        payload.insert("white".into(), json!(game.tag("White")));
+        payload.insert("black".into(), json!(game.tag("Black")));
+        let last = game.plies.last().map(|ply| {
+            let index = game.plies.len() - 1;
+            let info = crate::event::MoveInfo {
+                ply: index + 1,
+                mover: ply.mover,
+                san: ply.san,
+                uci: ply.uci(game.castling_mode),
+                after: Box::new(ply.after.clone()),
+                inferred: ply.inferred,
+                order_uncertain: ply.order_uncertain,
+            };
+            let (display, words) = self.for_people(&info, Some(game.position_before(index)));
+            json!({
+                "ply": index + 1,
+                "color": color_name(ply.mover),
+                "san": ply.san.to_string(),
+                "uci": info.uci,
+                "status": if ply.status == MoveStatus::Completed { "completed" } else { "made" },
+                "illegal": matches!(ply.mv, PlyMove::Illegal(_)),
+                "inferred": ply.inferred,
+                "display": display,
+                "spoken": words,
+            })
+        });
+        payload.insert("last_move".into(), last.unwrap_or(Value::Null));
+        let (result, termination) = match &game.result {
+            Some(result) => (result.pgn(), Some(result.termination.describe())),
+            None => ("*", None),
+        };
+        payload.insert("result".into(), json!(result));
+        payload.insert("termination".into(), json!(termination));
+        payload
+    }
+
+    /// This board's line in the round summary: compact.
+    fn summary_entry(&self, game: Option<&GameRecord>, t: Timestamp) -> Value {
+        let mut entry = Map::new();
+        entry.insert("board".into(), json!(self.name));
+        entry.insert("ts_ms".into(), json!(self.wall_ms(t)));
+        entry.insert("connection".into(), json!(self.connection.name()));
+        entry.insert("status".into(), json!(self.status.name()));
+        entry.insert("clock".into(), self.clock_json());
+        if let Some(game) = game {
+            entry.insert("game".into(), json!(game.number));
+            entry.insert("white".into(), json!(game.tag("White")));
+            entry.insert("black".into(), json!(game.tag("Black")));
+            entry.insert("fen".into(), json!(fen(game.position())));
+            entry.insert("ply".into(), json!(game.plies.len()));
+            entry.insert("last_san".into(), json!(game.plies.last().map(|p| p.san.to_string())));
+            entry.insert("result".into(), json!(game.result.as_ref().map_or("*", |r| r.pgn())));
+        }
+        Value::Object(entry)
+    }
+}
+
+/// The published form of ply `ply` (1-based) of `game`, if it has it.
+fn ply_info(game: &GameRecord, ply: usize) -> Option<MoveInfo> {
+    let p = game.plies.get(ply.checked_sub(1)?)?;
+    Some(MoveInfo {
+        ply,
+        mover: p.mover,
+        san: p.san,
+        uci: p.uci(game.castling_mode),
+        after: Box::new(p.after.clone()),
+        inferred: p.inferred,
+        order_uncertain: p.order_uncertain,
+    })
+}
+
+fn fen(position: &Chess) -> String {
+    Fen::from_position(position, EnPassantMode::Legal).to_string()
+}

@@ -1,0 +1,128 @@
+//! Operator commands over MQTT (docs/operator.md): requests on
+//! `<root>/v1/bridges/<bridge-id>/commands`, answers on
+//! `<root>/v1/bridges/<bridge-id>/replies`.
+//!
+//! ```json
+//! {"id": "c-17", "board": "board-3", "command": "set_result", "result": "1-0", "reason": "resignation"}
+//! {"id": "c-17", "board": "board-3", "ok": true, "message": "game 1: 1-0 (resignation)", …}
+//! ```
+//!
+//! A request older than [`MAX_AGE_MS`] (one that waited in the broker while
+//! the daemon was away) is refused rather than applied to a game that has
+//! moved on.
+
+use serde_json::{Map, Value, json};
+
+use super::{Publication, Qos, topics::Topics};
+use crate::operator::Command;
+
+/// The oldest request that is still applied.
+pub const MAX_AGE_MS: i64 = 5 * 60 * 1000;
+
+/// A request for a board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The sender's id for it, repeated in the answer.
+    pub id: String,
+    /// The board's name.
+    pub board: String,
+    /// What to do.
+    pub command: Command,
+}
+
+/// Reads a request; the error carries the request's id (if it had one)
+/// and what is wrong, for the answer.
+///
+/// # Errors
+///
+/// Not JSON, no board, an unknown command, a request too old.
+pub fn parse_request(payload: &[u8], now_ms: i64) -> Result<Request, (String, String)> {
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(payload) else {
+        return Err((String::new(), "the request is not a JSON object".into()));
+    };
+    let id = match fields.remove("id") {
+        Some(Value::String(id)) => id,
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    let Some(Value::String(board)) = fields.remove("board") else {
+        return Err((id, "the request names no \"board\"".into()));
+    };
+    if let Some(sent) = fields.remove("ts_ms").and_then(|t| t.as_i64())
+        && now_ms - sent > MAX_AGE_MS
+    {
+        return Err((
+            id,
+            format!("the request is {} s old (sent while the daemon was away?); send it again", (now_ms - sent) / 1000),
+        ));
+    }
+    match Command::from_json(Value::Object(fields)) {
+        Ok(command) => Ok(Request { id, board, command }),
+        Err(error) => Err((id, error)),
+    }
+}
+
+/// The answer to request `id` for `board`.
+pub fn reply(topics: &Topics, id: &str, board: &str, answer: &Result<String, String>, now_ms: i64) -> Publication {
+    let mut payload = Map::new();
+    payload.insert("schema".into(), json!(1));
+    payload.insert("ts_ms".into(), json!(now_ms));
+    payload.insert("id".into(), json!(id));
+    payload.insert("board".into(), json!(board));
+    let (ok, message) = match answer {
+        Ok(message) => (true, message),
+        Err(message) => (false, message),
+    };
+    payload.insert("ok".into(), json!(ok));
+    payload.insert("message".into(), json!(message));
+    Publication {
+        topic: replies_topic(topics),
+        payload: Some(Value::Object(payload)),
+        retain: false,
+        qos: Qos::AtLeastOnce,
+        public: false,
+    }
+}
+
+/// `<root>/v1/bridges/<bridge-id>/commands`.
+pub fn commands_topic(topics: &Topics) -> String {
+    format!("{}/v1/bridges/{}/commands", topics.root(), topics.bridge())
+}
+
+/// `<root>/v1/bridges/<bridge-id>/replies`.
+pub fn replies_topic(topics: &Topics) -> String {
+    format!("{}/v1/bridges/{}/replies", topics.root(), topics.bridge())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_read_and_answered() {
+        let request =
+            parse_request(br#"{"id": "c1", "board": "b3", "command": "take_back", "ts_ms": 1000}"#, 2000).unwrap();
+        assert_eq!(request, Request { id: "c1".into(), board: "b3".into(), command: Command::TakeBack });
+        let topics = Topics::new("bc", "hall-1");
+        let answer = reply(&topics, "c1", "b3", &Ok("took back 12. Nf3".into()), 2500);
+        assert_eq!(answer.topic, "bc/v1/bridges/hall-1/replies");
+        let payload = answer.payload.unwrap();
+        assert_eq!((payload["id"].clone(), payload["ok"].clone()), (json!("c1"), json!(true)));
+        assert_eq!(commands_topic(&topics), "bc/v1/bridges/hall-1/commands");
+    }
+
+    #[test]
+    fn bad_requests_say_why_with_their_id() {
+        assert_eq!(parse_request(b"take back", 0).unwrap_err().1, "the request is not a JSON object");
+        assert_eq!(
+            parse_request(br#"{"id": 7, "command": "flip"}"#, 0).unwrap_err(),
+            ("7".into(), "the request names no \"board\"".into())
+        );
+        let (id, why) = parse_request(br#"{"id": "x", "board": "b", "command": "resign"}"#, 0).unwrap_err();
+        assert_eq!(id, "x");
+        assert!(why.contains("unknown variant"), "{why}");
+        let (_, why) = parse_request(br#"{"id": "x", "board": "b", "command": "flip", "ts_ms": 0}"#, MAX_AGE_MS + 1000)
+            .unwrap_err();
+        assert!(why.contains("301 s old"), "{why}");
+    }
+}

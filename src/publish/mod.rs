@@ -1,0 +1,82 @@
+//! Publications: what the games mean for the MQTT topics of docs/mqtt.md.
+//! All sans-I/O, in the order the data flows:
+//!
+//! - [`board`]: one board's session outputs → move, clock and alert
+//!   messages as they happen, and its state, PGN and summary entry per
+//!   batch;
+//! - [`hub`]: all boards → the public tree (a delayed copy without alerts,
+//!   clock times shifted with it) and the per-round summaries;
+//! - [`outbox`]: what the MQTT client still has to send: the latest value
+//!   of every retained topic (superseded values are never sent), and every
+//!   move and alert until the broker has acknowledged it, resent after a
+//!   reconnection that lost them;
+//! - [`render`]: moves in display languages and spoken (rules.md N2, N3);
+//! - [`topics`]: the topic names.
+//!
+//! The MQTT client itself (rumqttc) and the embedded broker (rumqttd) are
+//! in `shell::mqtt`.
+
+pub mod board;
+pub mod commands;
+pub mod hub;
+pub mod outbox;
+pub mod render;
+pub mod topics;
+
+use serde_json::Value;
+
+use self::topics::RoundPath;
+
+/// MQTT delivery guarantee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Qos {
+    /// Sent once, lost if the link drops meanwhile (retained state, which
+    /// is republished after every reconnection anyway).
+    AtMostOnce,
+    /// Resent until acknowledged (moves, alerts).
+    AtLeastOnce,
+}
+
+/// One message for a topic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Publication {
+    /// The topic (in the live tree, or the public tree once released).
+    pub topic: String,
+    /// The JSON payload; `None` clears a retained topic (an empty retained
+    /// message).
+    pub payload: Option<Value>,
+    /// Kept by the broker for subscribers that come later.
+    pub retain: bool,
+    /// Delivery guarantee.
+    pub qos: Qos,
+    /// Also goes to the public tree, delayed.
+    pub public: bool,
+}
+
+impl Publication {
+    /// Clears the retained message of `topic`.
+    pub fn clear(topic: String) -> Self {
+        Self { topic, payload: None, retain: true, qos: Qos::AtMostOnce, public: false }
+    }
+
+    /// The payload's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.payload.as_ref().map_or_else(Vec::new, |v| serde_json::to_vec(v).expect("JSON values serialise"))
+    }
+}
+
+/// What a board's feed produces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// A message.
+    Publish(Publication),
+    /// The board's line in its round's summary changed.
+    SummaryEntry {
+        /// The round.
+        round: RoundPath,
+        /// The board's topic level (the key in the summary).
+        board: String,
+        /// Its line.
+        entry: Value,
+    },
+}

@@ -1,0 +1,472 @@
+//! The move reconstructor: sensor events in, moves, results and arbiter
+//! alerts out. Sans-I/O: every input comes with the time it happened, and
+//! the reconstructor never reads a clock.
+//!
+//! # Contract
+//!
+//! Inputs, with non-decreasing times:
+//! - [`Reconstructor::handle_sensor`] for every sensor event;
+//! - [`Reconstructor::handle_timeout`] when the deadline from
+//!   [`Reconstructor::poll_timeout`] has come;
+//! - [`Reconstructor::handle_end`] when the stream ends (end of a capture).
+//!
+//! After every input, drain [`Reconstructor::poll_event`]; then ask
+//! [`Reconstructor::poll_timeout`] when to call again.
+//!
+//! # How a move is recognised
+//!
+//! The board is compared with the game, never read as a list of lifts and
+//! placements: a move is *made* (4.7) when the board shows the position after
+//! a legal move from the game position. That makes every order of events
+//! work alike, including squares scanned in the "wrong" order, captures with
+//! either piece lifted first, castling in any order and promotion with the
+//! pawn removed before or after the new piece is placed. A position that a
+//! piece could still be passing through (a sliding piece that could go on, a
+//! pawn pushed one square that could go two) is judged only once the board
+//! has been still for `settle`; everything else at once. See `judge.rs`.
+//!
+//! A made move is *completed* (6.2.1) by the mover's clock press, by the
+//! next move, or when it ends the game; without a clock, also when the
+//! opponent starts a move or the board stays still for `quiet_completion`.
+//! Until then it may be amended or retracted, each published explicitly.
+
+mod clock;
+mod config;
+mod gesture;
+mod irregular;
+mod judge;
+mod known;
+mod matcher;
+mod operator;
+mod play;
+mod start;
+mod touch;
+
+use std::collections::VecDeque;
+
+use shakmaty::{Bitboard, ByColor, Color, KnownOutcome, Position, Square};
+
+pub use self::config::{GameSetup, ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock};
+use self::{
+    clock::{ClockChanges, ClockTracker},
+    known::Known,
+    start::Expected,
+    touch::SensorLog,
+};
+use crate::{
+    alert::{Alert, AlertKind},
+    event::{BoardStatus, ClockState, Event, EventKind},
+    game::{GameRecord, IllegalMove},
+    sensor::{Picture, SensorEvent},
+    time::Timestamp,
+};
+
+/// Turns the sensor events of one board into games.
+#[derive(Debug)]
+pub struct Reconstructor {
+    config: ReconstructorConfig,
+    setup: GameSetup,
+    expected: Expected,
+    /// The physical board, corrected for a board turned 180°.
+    picture: Picture,
+    /// The board reports every square turned 180°.
+    rotated: bool,
+    /// When the picture changed and has not been judged since.
+    settle_at: Option<Timestamp>,
+    clock: ClockTracker,
+    log: SensorLog,
+    /// The game being played, or the last one (until the next starts).
+    play: Option<Play>,
+    /// A wrong initial position on the board, since when.
+    wrong_start: Option<(Timestamp, Picture)>,
+    /// Pictures already alerted while waiting for a game, so that an alert
+    /// is not repeated for the same set-up.
+    waiting_alerted: Option<Picture>,
+    /// The number the next game will get.
+    next_game: u32,
+    /// Sequence number of the last event of the current game.
+    seq: u64,
+    events: VecDeque<Event>,
+    /// Earlier games on this board, oldest first.
+    finished: Vec<GameRecord>,
+    /// Bytes were lost on the line and the picture may be wrong until the
+    /// next whole board comes (or until then): presses are not judged and
+    /// the board is not called out of sync meanwhile.
+    suspect_until: Option<Timestamp>,
+    /// When the picture was last made whole after lost bytes: deadlines
+    /// that passed while it was suspect come due then, not in the past.
+    resumed_at: Timestamp,
+}
+
+/// A game in progress (or just ended).
+#[derive(Debug)]
+struct Play {
+    record: GameRecord,
+    /// The game position with its legal moves, kept in step with `record`.
+    known: Known,
+    /// The game has a result; the board is only watched for the result
+    /// gesture and for the next game's set-up.
+    over: bool,
+    /// The game started from a wrong initial position (7.2.1).
+    wrong_start: bool,
+    /// Squares where the picture differs from the game position.
+    diff: Bitboard,
+    /// A clock press waiting for its move to appear on the board.
+    press: Option<Press>,
+    /// The settled board has shown nothing the game explains since then.
+    unexplained_since: Option<Timestamp>,
+    /// What the daemon last published about the board.
+    status: BoardStatus,
+    /// The result gesture, since when.
+    gesture: Option<(Timestamp, KnownOutcome)>,
+    /// Without a clock: when the made move counts as completed.
+    quiet_at: Option<Timestamp>,
+    /// Completed illegal moves per player (7.5.5).
+    illegal: ByColor<u32>,
+    /// A completed illegal move has not been put right on the board yet.
+    illegal_unresolved: bool,
+    /// Flags fallen per player: the n-th ends the n-th period.
+    flags: ByColor<u32>,
+    /// The move last taken back before completion, with its ply number: a
+    /// different move then made for the same ply breaks 4.7.
+    retracted: Option<(usize, crate::event::MoveInfo, Timestamp)>,
+    /// An illegal move completed in rapid or blitz, kept in case the
+    /// opponent answers it and it stands (A.5.2).
+    standing: Option<Standing>,
+    /// The board picture last alerted as ambiguous (R10), not to repeat it.
+    ambiguous: Option<Picture>,
+    /// A move the board showed but that was left to settle (a piece that
+    /// could have been on its way): evidence for telling apart sequences
+    /// that reach the same board (R10).
+    /// Not boxed, unlike `before`: it is set for many moves (a piece
+    /// sliding, a pawn pushed one square), and a box would be allocated for
+    /// each.
+    seen: Option<(shakmaty::Move, Known)>,
+    /// The position before the last ply with its legal moves, while that
+    /// ply is only made (to tell a changed move from a new one).
+    before: Option<Box<Known>>,
+    /// Claimable draws already announced for the current position.
+    claims: Vec<crate::game::end::Claimable>,
+    /// The ply count at which an irregular position (A.5.4) was first seen.
+    irregular_at: Option<usize>,
+}
+
+/// How the board told of a move being put on the record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// The board showed it.
+    OnBoard,
+    /// Filled in from a later board (R10).
+    Inferred,
+    /// Filled in, and another order of the same moves leads to the same
+    /// position.
+    InferredOrderUncertain,
+    /// Entered by the operator (`moves` command).
+    Entered,
+}
+
+/// How long the picture stays suspect after lost bytes when no whole
+/// board comes (the DGT link asks three times, half a second apart).
+pub const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A clock press not yet matched to a move.
+#[derive(Clone, Copy, Debug)]
+struct Press {
+    by: Color,
+    at: Timestamp,
+    deadline: Timestamp,
+    clock: ClockState,
+}
+
+/// An illegal move that stands if the opponent answers it (A.5.2).
+#[derive(Clone, Debug)]
+struct Standing {
+    at: Timestamp,
+    mv: IllegalMove,
+    position: Known,
+    clock: ClockState,
+}
+
+impl Play {
+    /// Brings `known` and `diff` in step with the record after it changed.
+    fn resync(&mut self, picture: &Picture) {
+        if self.known.pos != *self.record.position() {
+            self.known = Known::new(self.record.position().clone());
+        }
+        self.diff = picture.diff(self.known.pos.board());
+    }
+}
+
+impl Reconstructor {
+    /// A reconstructor waiting for the first game.
+    pub fn new(config: ReconstructorConfig, setup: GameSetup) -> Self {
+        let expected = match (&setup.start, setup.chess960) {
+            (Some(pos), _) => Expected::Position(Box::new(pos.clone())),
+            (None, true) => Expected::Chess960,
+            (None, false) => Expected::Standard,
+        };
+        let clock = ClockTracker::new(config.white_clock.side());
+        Self {
+            config,
+            setup,
+            expected,
+            picture: Picture::empty(),
+            rotated: false,
+            settle_at: None,
+            clock,
+            log: SensorLog::default(),
+            play: None,
+            wrong_start: None,
+            waiting_alerted: None,
+            next_game: 1,
+            seq: 0,
+            events: VecDeque::new(),
+            finished: Vec::new(),
+            suspect_until: None,
+            resumed_at: Timestamp::ZERO,
+        }
+    }
+
+    /// Takes one sensor event.
+    pub fn handle_sensor(&mut self, now: Timestamp, event: &SensorEvent) {
+        match event {
+            SensorEvent::Board(board) => {
+                if self.suspect_until.take().is_some() {
+                    self.resumed_at = now;
+                }
+                let board = if self.rotated { board.rotated() } else { board.as_ref().clone() };
+                let mut changed = false;
+                for sq in Square::ALL {
+                    if self.picture.get(sq) != board.get(sq) {
+                        let before = self.picture.set(sq, board.get(sq));
+                        self.log.square(now, sq, before, board.get(sq));
+                        changed = true;
+                    }
+                }
+                if changed {
+                    self.picture_changed(now, false);
+                }
+            }
+            &SensorEvent::Square { square, cell } => {
+                let square = if self.rotated { rotate(square) } else { square };
+                let before = self.picture.set(square, cell);
+                if before != cell {
+                    self.log.square(now, square, before, cell);
+                    self.picture_changed(now, true);
+                }
+            }
+            SensorEvent::Clock(reading) => self.handle_clock(now, reading),
+        }
+    }
+
+    /// Acts on deadlines that have come.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        if self.suspect_until.is_some_and(|t| t <= now) {
+            self.suspect_until = None;
+        }
+        if self.settle_at.is_some_and(|t| t <= now) {
+            self.settle_at = None;
+            self.judge_settled(now);
+        }
+        self.handle_game_timers(now);
+        if let Some((since, _)) = &self.wrong_start
+            && *since + self.config.out_of_sync_after <= now
+        {
+            self.start_wrong_game(now);
+        }
+    }
+
+    /// The stream has ended (the end of a capture): the board stays as it
+    /// was last seen, so every deadline still pending comes to pass, in
+    /// order, as it would have for a daemon left running: a held result
+    /// gesture counts, a made move without a clock is completed, a press
+    /// still waiting for its move is judged.
+    pub fn handle_end(&mut self, now: Timestamp) {
+        // No whole board will come any more: judge the board as last seen.
+        self.suspect_until = None;
+        // Each deadline either goes away or moves on when handled; the bound
+        // only guards against a bug turning this into an endless loop.
+        for _ in 0..256 {
+            match self.poll_timeout() {
+                Some(deadline) => self.handle_timeout(deadline.max(now)),
+                None => break,
+            }
+        }
+    }
+
+    /// Bytes were lost on the line (the decoder resynchronised): a field
+    /// update may be missing, so the picture may be wrong until the next
+    /// whole board (which the link asks for), or for [`LOST_BYTES_WAIT`]
+    /// if none comes. Meanwhile nobody is accused on the strength of it: a
+    /// press is not judged as made without a move or on an illegal
+    /// position, and the board is not called out of sync.
+    pub fn handle_lost_bytes(&mut self, now: Timestamp) {
+        self.suspect_until = Some(now + LOST_BYTES_WAIT);
+    }
+
+    /// When to call [`Reconstructor::handle_timeout`] next.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        let mut next = Earliest(None);
+        next.consider(self.settle_at);
+        next.consider(self.suspect_until);
+        next.consider(self.wrong_start.as_ref().map(|(since, _)| *since + self.config.out_of_sync_after));
+        if let Some(play) = &self.play {
+            next.consider(play.gesture.map(|(t, _)| t + self.config.gesture_hold));
+            // While the picture is suspect these wait; they come due (or
+            // go away) when it is whole again.
+            if !play.over && self.suspect_until.is_none() {
+                let resumed = |t: Timestamp| t.max(self.resumed_at);
+                next.consider(play.press.map(|p| resumed(p.deadline)));
+                if !matches!(play.status, BoardStatus::OutOfSync { .. }) {
+                    next.consider(play.unexplained_since.map(|t| resumed(t + self.config.out_of_sync_after)));
+                }
+            }
+            if !play.over {
+                next.consider(play.quiet_at);
+            }
+        }
+        next.0
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Whether the board is read turned 180° (its squares mapped).
+    pub fn rotated(&self) -> bool {
+        self.rotated
+    }
+
+    /// How the board relates to the game in progress, if there is one.
+    pub fn board_status(&self) -> Option<&BoardStatus> {
+        self.play.as_ref().filter(|p| !p.over).map(|p| &p.status)
+    }
+
+    /// The game being played (or the last one, until the next starts).
+    pub fn game(&self) -> Option<&GameRecord> {
+        self.play.as_ref().map(|p| &p.record)
+    }
+
+    /// Every game on this board so far, oldest first, the current one last.
+    pub fn games(&self) -> impl Iterator<Item = &GameRecord> {
+        self.finished.iter().chain(self.play.as_ref().map(|p| &p.record))
+    }
+
+    /// Ends the session: every game, the current one last.
+    pub fn into_games(mut self) -> Vec<GameRecord> {
+        let mut games = std::mem::take(&mut self.finished);
+        games.extend(self.play.take().map(|p| p.record));
+        games
+    }
+
+    /// The physical board as the reconstructor sees it (corrected for a
+    /// turned board).
+    pub fn picture(&self) -> &Picture {
+        &self.picture
+    }
+
+    /// The picture changed. A single square is judged at once; a whole
+    /// board (a dump, as after a reconnection) only once settled, since
+    /// nothing in it was seen happening: several moves in it are filled in
+    /// as such (R10).
+    fn picture_changed(&mut self, now: Timestamp, judge_now: bool) {
+        self.settle_at = Some(now + self.config.settle);
+        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+            return;
+        };
+        play.diff = self.picture.diff(play.known.pos.board());
+        if play.diff.is_empty() {
+            // The game position is back on the board: an illegal move
+            // completed before has been put right.
+            play.illegal_unresolved = false;
+        }
+        if play.quiet_at.is_some() {
+            play.quiet_at = Some(now + self.config.quiet_completion);
+        }
+        if judge_now {
+            self.judge_now(now);
+        }
+    }
+
+    fn handle_clock(&mut self, now: Timestamp, reading: &crate::sensor::ClockReading) {
+        let game = self.play.as_ref().filter(|p| !p.over).map(|p| (p.known.pos.turn(), p.record.plies.len()));
+        let previous = self.clock.state();
+        let (state, changes) = self.clock.handle(reading, game);
+        let Some(state) = state else {
+            return;
+        };
+        if changes != ClockChanges::default() || previous.map(|p| p.running) != Some(state.running) {
+            self.log.clock(now, *reading);
+        }
+        if game.is_some() && previous != Some(state) {
+            self.emit(now, EventKind::Clock(state));
+        }
+        if let Some(by) = changes.pressed {
+            self.handle_press(now, by, state);
+        }
+        for color in Color::ALL {
+            if changes.flag_fell[color] {
+                self.handle_flag(now, color, state);
+            }
+        }
+    }
+
+    /// Queues an event for the current game.
+    fn emit(&mut self, t: Timestamp, kind: EventKind) {
+        self.seq += 1;
+        let game = self.play.as_ref().map_or(self.next_game, |p| p.record.number);
+        self.events.push_back(Event { game, seq: self.seq, t, kind });
+    }
+
+    /// Queues an alert.
+    #[allow(clippy::too_many_arguments)]
+    fn alert(
+        &mut self,
+        t: Timestamp,
+        kind: AlertKind,
+        side: Option<Color>,
+        message: String,
+        squares: Vec<Square>,
+        since: Timestamp,
+    ) {
+        let ply = self.play.as_ref().map_or(0, |p| p.record.completed_plies());
+        self.alert_at_ply(ply, t, kind, side, message, squares, since);
+    }
+
+    /// Queues an alert about an action that began when `ply` half-moves
+    /// were completed.
+    #[allow(clippy::too_many_arguments)]
+    fn alert_at_ply(
+        &mut self,
+        ply: usize,
+        t: Timestamp,
+        kind: AlertKind,
+        side: Option<Color>,
+        message: String,
+        squares: Vec<Square>,
+        since: Timestamp,
+    ) {
+        let evidence = self.log.evidence(since);
+        self.emit(t, EventKind::Alert(Box::new(Alert { kind, ply, side, t, message, squares, evidence })));
+    }
+}
+
+/// The earliest of several optional deadlines.
+struct Earliest(Option<Timestamp>);
+
+impl Earliest {
+    fn consider(&mut self, deadline: Option<Timestamp>) {
+        if let Some(t) = deadline {
+            self.0 = Some(self.0.map_or(t, |n| n.min(t)));
+        }
+    }
+}
+
+/// The square seen from the other side of the board.
+fn rotate(square: Square) -> Square {
+    square.flip_vertical().flip_horizontal()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,230 @@
+//! Operator commands applied to the game (`operator.rs` says what each is
+//! for). Each change goes out as an explicit event: a move taken back is
+//! `retracted`, a corrected result is a new `ended`, new tags are
+//! `tags_changed`; nothing already published is rewritten in silence.
+
+use shakmaty::{CastlingMode, Color, KnownOutcome, Position, fen::Fen, san::San};
+
+use super::{Reconstructor, Source, known::Known, play::move_info, start::Start};
+use crate::{
+    event::{BoardStatus, EventKind},
+    game::{GameResult, Termination},
+    operator::{Command, Reason},
+    time::Timestamp,
+};
+
+/// Tags the daemon keeps itself: setting them would contradict the record.
+const KEPT_TAGS: [&str; 4] = ["Result", "FEN", "SetUp", "Variant"];
+
+impl Reconstructor {
+    /// Applies an operator command; says what it did, or why it could not.
+    ///
+    /// # Errors
+    ///
+    /// When the command does not apply; nothing changes then.
+    pub fn handle_command(&mut self, now: Timestamp, command: &Command) -> Result<String, String> {
+        match command {
+            Command::NewGame => Ok(self.close_game(now)),
+            Command::NextRound { round } => {
+                let round = round.trim();
+                if round.is_empty() {
+                    return Err("the round is empty".into());
+                }
+                let closed = self.close_game(now);
+                self.set_setup_tag("Round", round);
+                let tags = self.setup.tags.clone();
+                self.emit(now, EventKind::TagsChanged(tags));
+                Ok(format!("{closed}; the board's next games are round {round}"))
+            }
+            Command::SetResult { result, reason } => self.set_result(now, result, *reason),
+            Command::TakeBack => self.take_back(now),
+            Command::Moves { san } => self.enter_moves(now, san),
+            Command::SetPosition { fen } => self.set_position(now, fen),
+            Command::Flip => {
+                self.rotated = !self.rotated;
+                self.picture = self.picture.rotated();
+                self.picture_changed(now, false);
+                Ok(if self.rotated {
+                    "the board is now read turned 180°".into()
+                } else {
+                    "the board is now read the right way round".into()
+                })
+            }
+            Command::SetTags { tags } => self.set_tags(now, tags),
+            Command::AcknowledgeAlert { game, seq } => {
+                self.emit(now, EventKind::AlertAcknowledged { game: *game, seq: *seq });
+                Ok(format!("alert game {game} #{seq} acknowledged"))
+            }
+        }
+    }
+
+    /// Closes the game on the board as it is; the board waits for the next.
+    fn close_game(&mut self, now: Timestamp) -> String {
+        let Some(play) = self.play.as_ref() else {
+            return "no game on the board; it waits for the next one".into();
+        };
+        let number = play.record.number;
+        let result = play.record.result.map_or("*", |r| r.pgn());
+        if !play.over && play.record.pending().is_some() {
+            self.complete_last(now, None);
+        }
+        self.emit(now, EventKind::GameClosed);
+        self.emit(now, EventKind::Status(BoardStatus::AwaitingStart));
+        let play = self.play.take().expect("checked above");
+        self.finished.push(play.record);
+        // If the next game is already set up, it starts once the board is
+        // judged.
+        self.settle_at = Some(now + self.config.settle);
+        format!("game {number} closed ({result}); the board waits for the next game")
+    }
+
+    fn set_result(&mut self, now: Timestamp, result: &str, reason: Reason) -> Result<String, String> {
+        let outcome = match result.trim() {
+            "1-0" => KnownOutcome::Decisive { winner: Color::White },
+            "0-1" => KnownOutcome::Decisive { winner: Color::Black },
+            "1/2-1/2" | "½-½" => KnownOutcome::Draw,
+            other => return Err(format!("{other:?} is not a result: 1-0, 0-1 or 1/2-1/2")),
+        };
+        let termination = match (reason, outcome) {
+            (Reason::Resignation, KnownOutcome::Draw) => return Err("a resignation does not give a draw".into()),
+            (Reason::Resignation, _) => Termination::Resignation,
+            (Reason::Agreement, _) => Termination::Agreement,
+            (Reason::Forfeit, _) => Termination::Forfeit,
+            (Reason::Arbiter, _) => Termination::Operator,
+        };
+        let result = GameResult { outcome, termination };
+        let play = self.play.as_mut().ok_or("no game on this board")?;
+        let number = play.record.number;
+        if play.over {
+            // A correction of a result already published: said again, in
+            // full.
+            play.record.result = Some(result);
+            self.emit(now, EventKind::GameEnded(result));
+        } else {
+            if play.record.pending().is_some() {
+                self.complete_last(now, None);
+            }
+            self.end_game(now, result);
+        }
+        Ok(format!("game {number}: {} ({})", result.pgn(), termination.describe()))
+    }
+
+    fn take_back(&mut self, now: Timestamp) -> Result<String, String> {
+        let play = self.play.as_mut().ok_or("no game on this board")?;
+        let index = play.record.plies.len().checked_sub(1).ok_or("the game has no move to take back")?;
+        let previous = move_info(&play.record, index);
+        let reopened = play.over;
+        play.record.pop();
+        play.record.result = None;
+        play.over = false;
+        play.known = Known::new(play.record.position().clone());
+        play.before = None;
+        play.retracted = None;
+        play.seen = None;
+        play.standing = None;
+        play.ambiguous = None;
+        play.press = None;
+        play.quiet_at = None;
+        play.gesture = None;
+        play.illegal_unresolved = false;
+        play.claims.clear();
+        play.resync(&self.picture);
+        self.emit(now, EventKind::MoveRetracted { previous: previous.clone() });
+        if reopened {
+            let play = self.play.as_mut().expect("checked above");
+            play.status = BoardStatus::InSync;
+            self.emit(now, EventKind::Status(BoardStatus::InSync));
+        }
+        // The board is compared with the game again: if it still shows the
+        // move, the move is seen again (put the position back first).
+        self.settle_at = Some(now + self.config.settle);
+        Ok(format!("took back {previous}{}", if reopened { "; the game is open again" } else { "" }))
+    }
+
+    fn enter_moves(&mut self, now: Timestamp, moves: &[String]) -> Result<String, String> {
+        let play = self.play.as_ref().ok_or("no game on this board")?;
+        if play.over {
+            return Err("the game is over (take back or correct the result first)".into());
+        }
+        if moves.is_empty() {
+            return Err("no moves given".into());
+        }
+        // Every move must be legal in turn before any is recorded.
+        let mut pos = play.known.pos.clone();
+        let mut line = Vec::with_capacity(moves.len());
+        for text in moves {
+            let fen = Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
+            let san: San = text
+                .trim()
+                .trim_end_matches(['+', '#'])
+                .parse()
+                .map_err(|_| format!("{text:?} is not a move in SAN"))?;
+            let m = san.to_move(&pos).map_err(|_| format!("{text} is not a legal move in {fen}"))?;
+            pos.play_unchecked(m);
+            line.push(m);
+        }
+        for m in &line {
+            self.make_move(now, *m, Source::Entered);
+            self.complete_last(now, None);
+            if self.play.as_ref().is_some_and(|p| p.over) {
+                break;
+            }
+        }
+        Ok(format!("entered {}", moves.join(" ")))
+    }
+
+    fn set_position(&mut self, now: Timestamp, fen: &str) -> Result<String, String> {
+        let parsed: Fen = fen.trim().parse().map_err(|e| format!("{fen:?} is not a FEN: {e}"))?;
+        let mode = if self.setup.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+        let position: shakmaty::Chess =
+            parsed.into_position(mode).map_err(|e| format!("{fen:?} is not a legal position: {e}"))?;
+        let closed = self.close_game(now);
+        self.settle_at = None;
+        let number = self.next_game;
+        self.start_game(now, Start { position, castling_mode: mode, rotated: self.rotated, set_up: true });
+        Ok(format!("{closed}; game {number} goes on from {}", fen.trim()))
+    }
+
+    fn set_tags(
+        &mut self,
+        now: Timestamp,
+        tags: &std::collections::BTreeMap<String, String>,
+    ) -> Result<String, String> {
+        for name in tags.keys() {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!("{name:?} is not a PGN tag name (letters, digits and _)"));
+            }
+            if KEPT_TAGS.contains(&name.as_str()) {
+                return Err(format!("{name} is kept by the daemon itself"));
+            }
+        }
+        for (name, value) in tags {
+            self.set_setup_tag(name, value);
+            if let Some(play) = self.play.as_mut() {
+                set_tag(&mut play.record.tags, name, value);
+            }
+        }
+        let now_tags = self.play.as_ref().map_or_else(|| self.setup.tags.clone(), |p| p.record.tags.clone());
+        self.emit(now, EventKind::TagsChanged(now_tags));
+        let listed: Vec<String> = tags.iter().map(|(k, v)| format!("{k} {v:?}")).collect();
+        Ok(format!("set {}", listed.join(", ")))
+    }
+
+    /// A tag of the board's next games.
+    fn set_setup_tag(&mut self, name: &str, value: &str) {
+        set_tag(&mut self.setup.tags, name, value);
+    }
+}
+
+/// Sets (or, with an empty value, removes) a tag, keeping the order.
+fn set_tag(tags: &mut Vec<(String, String)>, name: &str, value: &str) {
+    let value = value.trim();
+    match tags.iter().position(|(k, _)| k == name) {
+        Some(i) if value.is_empty() => {
+            tags.remove(i);
+        }
+        Some(i) => tags[i].1 = value.to_owned(),
+        None if value.is_empty() => {}
+        None => tags.push((name.to_owned(), value.to_owned())),
+    }
+}

@@ -1,0 +1,478 @@
+//! One board's session: its protocol decoder and its reconstructor, driven
+//! by the same inputs whether the bytes come from a serial port or a
+//! capture. This is the object the async shell owns for each board.
+//!
+//! Lost bytes: a field update lost on the line leaves the picture wrong
+//! until the board's next whole-board message (the DGT link asks for one
+//! after every loss; it comes within a tenth of a second unless the line
+//! damages it too). The reconstructor is told of the loss and accuses
+//! nobody until that message comes (see `Reconstructor::handle_lost_bytes`);
+//! the field updates meanwhile are still used, which keeps the order of
+//! moves and the touches they show. The rule depends only on the bytes, so
+//! a replayed capture behaves exactly as the live board did.
+
+use std::collections::VecDeque;
+
+use crate::{
+    capture::{CaptureHeader, Record, RecordBody},
+    event::{BoardStatus, Event},
+    protocol::{
+        BoardInfo, DecodeProblem, Decoded, Decoder, Lights, Protocol,
+        link::{Link, LinkConfig, LinkEvent},
+    },
+    reconstruct::{GameSetup, Reconstructor, ReconstructorConfig},
+    sensor::SensorEvent,
+    time::Timestamp,
+};
+
+/// What a session produces.
+#[derive(Clone, Debug)]
+pub enum Output {
+    /// A game event (moves, alerts, results, clock, status).
+    Event(Event),
+    /// Something about the board or its bytes, not about the game.
+    Notice(Notice),
+}
+
+/// Something about the board or its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    /// When.
+    pub t: Timestamp,
+    /// What.
+    pub kind: NoticeKind,
+}
+
+/// What a notice says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// Bytes the decoder could not use.
+    Decode(DecodeProblem),
+    /// What the board says about itself.
+    Board(BoardInfo),
+    /// The connection to the board opened.
+    Connected,
+    /// The connection to the board closed (unplugged, or the port failed).
+    Disconnected,
+    /// What the link to a live board noticed (silence, identity).
+    Link(LinkEvent),
+}
+
+impl std::fmt::Display for NoticeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Decode(problem) => write!(f, "{problem}"),
+            Self::Board(BoardInfo::Version(v)) => write!(f, "board firmware {v}"),
+            Self::Board(BoardInfo::Serial(s)) => write!(f, "board serial number {s}"),
+            Self::Board(BoardInfo::Trademark(t)) => write!(f, "board says {:?}", t.trim()),
+            Self::Board(BoardInfo::Battery(p)) => write!(f, "board battery {p}%"),
+            Self::Board(BoardInfo::ClockAbsent) => f.write_str("no clock connected to the board"),
+            Self::Board(BoardInfo::ClockAck(ack)) => write!(f, "clock acknowledged {ack:02x?}"),
+            Self::Connected => f.write_str("connected"),
+            Self::Disconnected => f.write_str("disconnected"),
+            Self::Link(LinkEvent::Silent) => f.write_str("the board has gone silent"),
+            Self::Link(LinkEvent::Identified { serial, version }) => {
+                f.write_str("board identified")?;
+                if let Some(serial) = serial {
+                    write!(f, ": serial {serial}")?;
+                }
+                if let Some(version) = version {
+                    write!(f, "{} firmware {version}", if serial.is_some() { "," } else { ":" })?;
+                }
+                Ok(())
+            }
+            Self::Link(LinkEvent::ClockCommandDropped(c)) => write!(f, "the clock did not acknowledge {c}"),
+        }
+    }
+}
+
+/// What a board's lights show (boards with LEDs: Millennium, Certabo).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LightsMode {
+    /// Nothing.
+    Off,
+    /// The squares to put right when the board is out of sync.
+    Errors,
+    /// Those, and the last move's squares.
+    #[default]
+    MovesAndErrors,
+}
+
+/// A board's decoder and reconstructor, and for a live board the link that
+/// talks to it.
+#[derive(Debug)]
+pub struct BoardSession {
+    decoder: Option<Decoder>,
+    reconstructor: Reconstructor,
+    link: Option<Link>,
+    lights: LightsMode,
+    notices: VecDeque<Notice>,
+}
+
+impl BoardSession {
+    /// A session for a board speaking `protocol` (a replay: nothing is sent
+    /// to the board).
+    pub fn new(protocol: Protocol, config: ReconstructorConfig, setup: GameSetup) -> Self {
+        Self {
+            decoder: protocol.decoder(),
+            reconstructor: Reconstructor::new(config, setup),
+            link: None,
+            lights: LightsMode::default(),
+            notices: VecDeque::new(),
+        }
+    }
+
+    /// A session for a live board: it also says what to send to the board
+    /// ([`BoardSession::poll_transmit`]) and notices when it goes silent.
+    pub fn live(protocol: Protocol, config: ReconstructorConfig, setup: GameSetup, link: LinkConfig) -> Self {
+        let mut session = Self::new(protocol, config, setup);
+        session.link = Link::for_protocol(protocol, link);
+        session
+    }
+
+    /// The port to the board opened.
+    pub fn handle_connected(&mut self, now: Timestamp) {
+        self.notices.push_back(Notice { t: now, kind: NoticeKind::Connected });
+        if let Some(link) = &mut self.link {
+            link.handle_connected(now);
+        }
+    }
+
+    /// The port to the board closed. A message cut off by it is dropped;
+    /// the game goes on and is compared with the board when it is back.
+    pub fn handle_disconnected(&mut self, now: Timestamp) {
+        if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(Decoder::finish) {
+            self.notices.push_back(Notice { t: now, kind: NoticeKind::Decode(problem) });
+        }
+        self.notices.push_back(Notice { t: now, kind: NoticeKind::Disconnected });
+        if let Some(link) = &mut self.link {
+            link.handle_disconnected();
+        }
+    }
+
+    /// The next bytes to send to the board, if any.
+    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        self.link.as_mut()?.poll_transmit(now)
+    }
+
+    /// What the board's lights are to show.
+    pub fn set_lights(&mut self, mode: LightsMode) {
+        self.lights = mode;
+    }
+
+    /// Tells the link what the lights show now: the last move's squares
+    /// steady, squares to put right blinking, in the board's orientation.
+    /// The link sends only what changed.
+    fn update_lights(&mut self) {
+        let Some(link) = &mut self.link else { return };
+        let mut lights = Lights::default();
+        if self.lights != LightsMode::Off
+            && let Some(BoardStatus::OutOfSync { squares }) = self.reconstructor.board_status()
+        {
+            lights.blinking = squares.iter().copied().collect();
+        }
+        if self.lights == LightsMode::MovesAndErrors
+            && self.reconstructor.board_status().is_some()
+            && let Some(ply) = self.reconstructor.game().and_then(|g| g.plies.last())
+            && let crate::game::PlyMove::Legal(m) = ply.mv
+        {
+            let mut squares = shakmaty::Bitboard::EMPTY;
+            match m {
+                shakmaty::Move::Castle { king, rook } => {
+                    let side = shakmaty::CastlingSide::from_queen_side(rook < king);
+                    squares.add(king);
+                    squares.add(side.king_to(ply.mover));
+                    squares.add(rook);
+                    squares.add(side.rook_to(ply.mover));
+                }
+                other => {
+                    if let Some(from) = other.from() {
+                        squares.add(from);
+                    }
+                    squares.add(other.to());
+                }
+            }
+            lights.steady = squares;
+        }
+        if self.reconstructor.rotated() {
+            lights.steady = lights.steady.into_iter().map(|sq| sq.flip_vertical().flip_horizontal()).collect();
+            lights.blinking = lights.blinking.into_iter().map(|sq| sq.flip_vertical().flip_horizontal()).collect();
+        }
+        link.show(&lights);
+    }
+
+    /// The link to a live board, if this is one.
+    pub fn link(&self) -> Option<&Link> {
+        self.link.as_ref()
+    }
+
+    /// A session for a capture, set up from its header.
+    pub fn for_capture(header: &CaptureHeader, config: ReconstructorConfig) -> Self {
+        let mut session = Self::new(header.protocol, config, setup_from_header(header));
+        // The header's calibration was checked when it was read.
+        let _ = session.set_calibration(&header.calibration);
+        session
+    }
+
+    /// A Certabo board's calibration (tag → piece); other boards need none.
+    ///
+    /// # Errors
+    ///
+    /// An entry that is not a tag and a piece letter.
+    pub fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
+        match &mut self.decoder {
+            Some(decoder) if !entries.is_empty() => decoder.set_calibration(entries),
+            _ => Ok(()),
+        }
+    }
+
+    /// Bytes received from the board.
+    pub fn handle_bytes(&mut self, now: Timestamp, bytes: &[u8]) {
+        let Some(decoder) = &mut self.decoder else {
+            return;
+        };
+        decoder.handle_bytes(bytes);
+        if let Some(link) = &mut self.link
+            && !bytes.is_empty()
+        {
+            link.handle_rx(now);
+        }
+        while let Some(decoded) = self.decoder.as_mut().and_then(Decoder::poll_decoded) {
+            if let Some(link) = &mut self.link {
+                link.handle_decoded(now, &decoded);
+            }
+            match decoded {
+                Decoded::Sensor(event) => self.handle_sensor(now, &event),
+                Decoded::Info(info) => self.notices.push_back(Notice { t: now, kind: NoticeKind::Board(info) }),
+                Decoded::Problem(problem) => {
+                    self.notices.push_back(Notice { t: now, kind: NoticeKind::Decode(problem) });
+                    self.reconstructor.handle_lost_bytes(now);
+                }
+            }
+        }
+        if let Some(link) = &mut self.link {
+            while let Some(event) = link.poll_event() {
+                self.notices.push_back(Notice { t: now, kind: NoticeKind::Link(event) });
+            }
+        }
+    }
+
+    /// An operator command; the answer says what it did, or why it could
+    /// not be done.
+    ///
+    /// # Errors
+    ///
+    /// When the command does not apply (no game in progress, an illegal
+    /// move, a result that is not one …): nothing changes then.
+    pub fn handle_command(&mut self, now: Timestamp, command: &crate::operator::Command) -> Result<String, String> {
+        let answer = self.reconstructor.handle_command(now, command);
+        self.update_lights();
+        answer
+    }
+
+    /// A decoded sensor event.
+    pub fn handle_sensor(&mut self, now: Timestamp, event: &SensorEvent) {
+        self.reconstructor.handle_sensor(now, event);
+        self.update_lights();
+    }
+
+    /// One capture record. Bytes sent to the board are not replayed.
+    pub fn handle_record(&mut self, record: &Record) {
+        match &record.body {
+            RecordBody::Rx(bytes) => self.handle_bytes(record.t, bytes),
+            RecordBody::Tx(_) => {}
+            RecordBody::Event(event) => self.handle_sensor(record.t, event),
+            RecordBody::Command(command) => {
+                let _ = self.handle_command(record.t, command);
+            }
+        }
+    }
+
+    /// Acts on deadlines that have come.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.reconstructor.handle_timeout(now);
+        self.update_lights();
+        if let Some(link) = &mut self.link {
+            link.handle_timeout(now);
+            while let Some(event) = link.poll_event() {
+                self.notices.push_back(Notice { t: now, kind: NoticeKind::Link(event) });
+            }
+        }
+    }
+
+    /// The stream ended (end of a capture, board gone): a message cut off is
+    /// reported and the board is judged as last seen.
+    pub fn handle_end(&mut self, now: Timestamp) {
+        if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(Decoder::finish) {
+            self.notices.push_back(Notice { t: now, kind: NoticeKind::Decode(problem) });
+        }
+        self.reconstructor.handle_end(now);
+    }
+
+    /// Brings the session up to `t`: fires every deadline before it, each at
+    /// its own time. Live and replay both call this before handing in an
+    /// input stamped `t`, which is what makes them behave alike.
+    pub fn advance_to(&mut self, t: Timestamp) {
+        while let Some(deadline) = self.poll_timeout().filter(|&d| d <= t) {
+            self.handle_timeout(deadline);
+        }
+    }
+
+    /// When to call [`BoardSession::handle_timeout`] next.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        let link = self.link.as_ref().and_then(Link::poll_timeout);
+        match (self.reconstructor.poll_timeout(), link) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The next output: notices first, then game events.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        if let Some(notice) = self.notices.pop_front() {
+            return Some(Output::Notice(notice));
+        }
+        self.reconstructor.poll_event().map(Output::Event)
+    }
+
+    /// The reconstructor (for the current game and the board picture).
+    pub fn reconstructor(&self) -> &Reconstructor {
+        &self.reconstructor
+    }
+
+    /// Ends the session, returning every game, the current one last.
+    pub fn into_games(self) -> Vec<crate::game::GameRecord> {
+        self.reconstructor.into_games()
+    }
+}
+
+/// What a capture's header says about its games.
+pub fn setup_from_header(header: &CaptureHeader) -> GameSetup {
+    let mut tags = header.game.clone();
+    if header.game_tag("Date").is_none()
+        && let Some(date) = header.started_at.as_deref().and_then(pgn_date)
+    {
+        tags.push(("Date".into(), date));
+    }
+    let start = header.game_tag("FEN").and_then(|fen| fen.parse::<shakmaty::fen::Fen>().ok()).and_then(|fen| {
+        let mode = if header.chess960 { shakmaty::CastlingMode::Chess960 } else { shakmaty::CastlingMode::Standard };
+        fen.into_position(mode).ok()
+    });
+    GameSetup { tags, chess960: header.chess960, start, tempo: header.rules, supervised: header.supervised }
+}
+
+/// `2026.11.21` from `2026-11-21T13:00:00Z`.
+fn pgn_date(rfc3339: &str) -> Option<String> {
+    let date = rfc3339.get(..10)?;
+    let bytes = date.as_bytes();
+    let shape = bytes.iter().enumerate().all(|(i, b)| if i == 4 || i == 7 { *b == b'-' } else { b.is_ascii_digit() });
+    shape.then(|| date.replace('-', "."))
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::Square;
+
+    use super::*;
+    use crate::{
+        alert::AlertKind,
+        event::EventKind,
+        protocol::dgt::{
+            clock::{BwTime, ClockTimes},
+            message::Message,
+        },
+        sensor::{Cell, ClockSide, Picture},
+    };
+
+    fn bytes(message: &Message) -> Vec<u8> {
+        let mut out = Vec::new();
+        message.encode(&mut out);
+        out
+    }
+
+    fn field(square: Square, cell: Cell) -> Vec<u8> {
+        bytes(&Message::FieldUpdate { square, cell })
+    }
+
+    fn clock(running: Option<ClockSide>) -> Vec<u8> {
+        bytes(&Message::Clock(BwTime::Times(ClockTimes::from_reading(300_000, 300_000, running))))
+    }
+
+    fn ms(n: u64) -> Timestamp {
+        Timestamp::from_millis(n)
+    }
+
+    /// 1.e4 is made, but the update saying e2 emptied is lost on the line;
+    /// White presses the clock. What is published until the second dump
+    /// at `dump_at`, and after it.
+    fn lost_update(dump_at: Option<u64>) -> Vec<Event> {
+        let config = ReconstructorConfig { white_clock: crate::reconstruct::WhiteClock::Left, ..Default::default() };
+        let mut session = BoardSession::new(Protocol::Dgt, config, GameSetup::default());
+        let run = |session: &mut BoardSession, t: u64, data: &[u8]| {
+            session.advance_to(ms(t));
+            session.handle_bytes(ms(t), data);
+        };
+        let start = Picture::from_board(&shakmaty::Board::new());
+        run(&mut session, 0, &bytes(&Message::BoardDump(Box::new(start.clone()))));
+        run(&mut session, 500, &clock(Some(ClockSide::Left)));
+        // The update for e2 arrives damaged: its last byte is lost, the
+        // next message's header shows it cut short.
+        let mut damaged = field(Square::E2, Cell::Empty);
+        damaged.pop();
+        run(&mut session, 2000, &damaged);
+        run(&mut session, 2200, &field(Square::E4, Cell::Piece(shakmaty::Piece::from_char('P').unwrap())));
+        run(&mut session, 2500, &clock(Some(ClockSide::Right)));
+        if let Some(t) = dump_at {
+            let mut after = start;
+            after.set(Square::E2, Cell::Empty);
+            after.set(Square::E4, Cell::Piece(shakmaty::Piece::from_char('P').unwrap()));
+            run(&mut session, t, &bytes(&Message::BoardDump(Box::new(after))));
+        }
+        session.advance_to(ms(10_000));
+        std::iter::from_fn(|| session.poll_output())
+            .filter_map(|o| match o {
+                Output::Event(e) => Some(e),
+                Output::Notice(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lost_bytes_accuse_nobody_until_the_board_dump_shows_what_happened() {
+        // The dump comes late (its first answer was lost too), after the
+        // press's grace: still no alert, and the move is made and completed.
+        let events = lost_update(Some(3900));
+        let alerts: Vec<_> = events.iter().filter(|e| matches!(e.kind, EventKind::Alert(_))).collect();
+        assert!(alerts.is_empty(), "{alerts:?}");
+        let made = events.iter().find_map(|e| match &e.kind {
+            EventKind::MoveMade(m) => Some((m.uci.clone(), e.t)),
+            _ => None,
+        });
+        assert_eq!(made, Some(("e2e4".to_owned(), ms(3900))), "made when the dump showed it");
+        let completed = events.iter().find(|e| matches!(e.kind, EventKind::MoveCompleted { .. }));
+        assert_eq!(completed.map(|e| e.t), Some(ms(3900)), "and completed by the press that waited for it");
+    }
+
+    #[test]
+    fn without_a_dump_the_board_as_seen_is_judged_once_the_wait_is_over() {
+        let events = lost_update(None);
+        let alert = events.iter().find_map(|e| match &e.kind {
+            EventKind::Alert(a) => Some((a.kind, e.t)),
+            _ => None,
+        });
+        // Judged (after LOST_BYTES_WAIT), as of the press.
+        assert_eq!(alert, Some((AlertKind::IllegalMove, ms(2500))));
+    }
+
+    #[test]
+    fn takes_the_date_from_the_start_time() {
+        assert_eq!(pgn_date("2026-11-21T13:00:00Z").as_deref(), Some("2026.11.21"));
+        assert_eq!(pgn_date("yesterday"), None);
+        let mut header = CaptureHeader::new(Protocol::Events, "b");
+        header.started_at = Some("2026-11-21T13:00:00Z".into());
+        assert!(setup_from_header(&header).tags.contains(&("Date".into(), "2026.11.21".into())));
+        header.game.push(("Date".into(), "2026.01.01".into()));
+        assert!(!setup_from_header(&header).tags.contains(&("Date".into(), "2026.11.21".into())));
+    }
+}

@@ -1,0 +1,211 @@
+//! The driver: the one task that owns a board's session. It takes inputs
+//! (bytes, sensor events, the port opening and closing, each with its
+//! session time), fires the session's deadlines when they come, passes every
+//! output on, and hands what the session wants sent to the port.
+//!
+//! Live boards and replayed captures feed the same [`Input`] type, and the
+//! driver always brings the session up to an input's time before handing
+//! it in, firing every deadline before it at that deadline's own time. That
+//! makes a replay at any speed produce exactly what `replay --fast` does.
+//!
+//! The board's MQTT feed is computed here too (a sans-I/O [`BoardFeed`]),
+//! because it needs the game records as they are right after each batch of
+//! outputs; its items go to the publisher task.
+
+use tokio::{
+    sync::{mpsc, oneshot},
+    time::{Instant, sleep_until},
+};
+
+use super::clock::SessionClock;
+use crate::{
+    capture::{Record, RecordBody},
+    event::EventKind,
+    game::GameRecord,
+    operator::Command,
+    protocol::dgt::link::LinkEvent,
+    publish::{Item, board::BoardFeed},
+    sensor::SensorEvent,
+    session::{BoardSession, NoticeKind, Output},
+    time::Timestamp,
+};
+
+/// One input for a board's session.
+#[derive(Debug)]
+pub struct Input {
+    /// When it happened, in session time.
+    pub t: Timestamp,
+    /// What happened.
+    pub body: InputBody,
+}
+
+/// What happened.
+#[derive(Debug)]
+pub enum InputBody {
+    /// Bytes received from the board.
+    Rx(Vec<u8>),
+    /// A decoded sensor event (captures of the `events` protocol).
+    Event(SensorEvent),
+    /// The port opened.
+    Connected,
+    /// The port closed.
+    Disconnected,
+    /// An operator command, and where its answer goes (if anywhere).
+    Command {
+        /// The command.
+        command: Command,
+        /// Gets what it did, or why not.
+        reply: Option<oneshot::Sender<Result<String, String>>>,
+    },
+}
+
+impl InputBody {
+    /// The input a capture record gives; `None` for bytes that were sent.
+    pub fn from_record(body: RecordBody) -> Option<Self> {
+        match body {
+            RecordBody::Rx(bytes) => Some(Self::Rx(bytes)),
+            RecordBody::Event(event) => Some(Self::Event(event)),
+            RecordBody::Command(command) => Some(Self::Command { command, reply: None }),
+            RecordBody::Tx(_) => None,
+        }
+    }
+}
+
+/// What the driver asks of the task that owns the port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToPort {
+    /// Send these bytes.
+    Send(Vec<u8>),
+    /// The board has gone silent: close the port and open it again.
+    Reconnect,
+}
+
+/// Where the driver sends what the session produces.
+#[derive(Debug)]
+pub struct Outlets {
+    /// Every output, in order.
+    pub outputs: mpsc::UnboundedSender<Output>,
+    /// What to send to the board (live boards only).
+    pub to_port: Option<mpsc::UnboundedSender<ToPort>>,
+    /// Every game on the board so far, after each change to a game (for
+    /// writing PGN).
+    pub games: Option<mpsc::UnboundedSender<Vec<GameRecord>>>,
+    /// The board's MQTT feed, and where its items go.
+    pub feed: Option<(BoardFeed, mpsc::UnboundedSender<Item>)>,
+    /// The capture: every input the session is given (bytes, events,
+    /// commands) is recorded here before it is handed in, so that the
+    /// capture holds exactly what the session saw, in that order.
+    pub record: Option<mpsc::UnboundedSender<Record>>,
+}
+
+/// Runs `session` until `inputs` closes, sending what it produces to
+/// `outlets`. Returns the session, so that its games can be taken.
+///
+/// When `inputs` closes, the session is told the stream ended at the time
+/// of the last input (the board as last seen stands; pending deadlines come
+/// to pass).
+pub async fn drive(
+    mut session: BoardSession,
+    mut inputs: mpsc::Receiver<Input>,
+    mut outlets: Outlets,
+    clock: SessionClock,
+) -> BoardSession {
+    let mut last = Timestamp::ZERO;
+    // The feed says what the board is before anything happens (a board
+    // that is never plugged in is still published as such).
+    flush(&mut session, &mut outlets, last);
+    loop {
+        let deadline = session.poll_timeout();
+        let wake = deadline.map_or_else(far_future, |t| clock.instant_of(t));
+        let now = tokio::select! {
+            input = inputs.recv() => {
+                let Some(input) = input else { break };
+                session.advance_to(input.t);
+                let record = |body: RecordBody| {
+                    if let Some(recorder) = &outlets.record {
+                        let _ = recorder.send(Record { t: input.t, body });
+                    }
+                };
+                match input.body {
+                    InputBody::Rx(bytes) => {
+                        record(RecordBody::Rx(bytes.clone()));
+                        session.handle_bytes(input.t, &bytes);
+                    }
+                    InputBody::Event(event) => {
+                        record(RecordBody::Event(event.clone()));
+                        session.handle_sensor(input.t, &event);
+                    }
+                    InputBody::Command { command, reply } => {
+                        record(RecordBody::Command(command.clone()));
+                        let answer = session.handle_command(input.t, &command);
+                        if let Some(reply) = reply {
+                            let _ = reply.send(answer);
+                        }
+                    }
+                    InputBody::Connected => session.handle_connected(input.t),
+                    InputBody::Disconnected => session.handle_disconnected(input.t),
+                }
+                input.t
+            }
+            () = sleep_until(wake), if deadline.is_some() => {
+                let deadline = deadline.expect("checked by the guard");
+                session.handle_timeout(deadline);
+                deadline
+            }
+        };
+        last = last.max(now);
+        flush(&mut session, &mut outlets, now);
+    }
+    session.advance_to(last);
+    session.handle_end(last);
+    flush(&mut session, &mut outlets, last);
+    session
+}
+
+/// Passes on everything the session has to say and to send.
+fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
+    if let Some(port) = &outlets.to_port {
+        while let Some(bytes) = session.poll_transmit(now) {
+            let _ = port.send(ToPort::Send(bytes));
+        }
+    }
+    let mut games_changed = false;
+    while let Some(output) = session.poll_output() {
+        match &output {
+            Output::Notice(notice) if notice.kind == NoticeKind::Link(LinkEvent::Silent) => {
+                if let Some(port) = &outlets.to_port {
+                    let _ = port.send(ToPort::Reconnect);
+                }
+            }
+            Output::Event(event) => games_changed |= changes_games(&event.kind),
+            Output::Notice(_) => {}
+        }
+        if let Some((feed, _)) = &mut outlets.feed {
+            feed.handle_output(&output, session.reconstructor());
+        }
+        // A closed receiver means nobody listens any more; the session still
+        // runs to the end so that its games are complete.
+        let _ = outlets.outputs.send(output);
+    }
+    if games_changed && let Some(games) = &outlets.games {
+        let _ = games.send(session.reconstructor().games().cloned().collect());
+    }
+    if let Some((feed, items)) = &mut outlets.feed {
+        feed.flush(session.reconstructor());
+        while let Some(item) = feed.poll_item() {
+            let _ = items.send(item);
+        }
+    }
+}
+
+/// Whether an event changes what a game's PGN says.
+fn changes_games(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::Clock(_) | EventKind::Status(_) | EventKind::Alert(_) | EventKind::AlertAcknowledged { .. }
+    )
+}
+
+fn far_future() -> Instant {
+    Instant::now() + std::time::Duration::from_secs(86_400 * 365)
+}

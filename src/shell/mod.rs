@@ -1,0 +1,38 @@
+//! The async shell: tokio tasks that move bytes and messages between the
+//! world and the sans-I/O core, and decide nothing themselves.
+//!
+//! - [`clock`]: the one place where session time meets the machine's clock.
+//! - [`driver`]: the task that owns a board's [`BoardSession`], feeding it
+//!   inputs and firing its deadlines.
+//! - [`files`]: output files replaced whole, never seen half-written.
+//! - [`ports`]: the machine's serial ports and the USB IDs behind them, read
+//!   from sysfs.
+//! - [`holders`]: which programs have a port open, so that probes leave
+//!   their boards alone.
+//! - [`probe`]: what answers on a port (boards are identified by protocol,
+//!   never by USB IDs alone).
+//! - [`port`]: a board's serial port: open, read, write, reconnect.
+//! - [`record`]: every byte in and out written as a capture.
+//! - [`replay`]: a capture played into a driver at recorded speed (or
+//!   faster), exactly as a live board's bytes would arrive.
+//! - [`pty`], [`simulate`]: a capture played as a live board behind a
+//!   pseudo-terminal, for tests, the demo and users without hardware.
+//! - [`supervise`]: a board's tasks started again after a failure, without
+//!   touching the other boards.
+//! - [`mqtt`]: the publisher task and the embedded broker.
+//!
+//! [`BoardSession`]: crate::session::BoardSession
+
+pub mod clock;
+pub mod driver;
+pub mod files;
+pub mod holders;
+pub mod mqtt;
+pub mod port;
+pub mod ports;
+pub mod probe;
+pub mod pty;
+pub mod record;
+pub mod replay;
+pub mod simulate;
+pub mod supervise;

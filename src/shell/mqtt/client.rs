@@ -1,0 +1,377 @@
+//! The publisher task: items from every board's feed in, MQTT messages out
+//! through rumqttc, without ever holding up a board.
+//!
+//! - Items arrive on an unbounded channel and go straight into the
+//!   sans-I/O [`Hub`] (public tree, summaries) and [`Outbox`] (latest value
+//!   per retained topic, moves and alerts until acknowledged), so a slow or
+//!   absent broker never blocks a board's driver; the outbox bounds memory.
+//! - rumqttc's event loop runs in its own task. rumqttc reconnects only
+//!   when polled and does not wait between attempts, so that task waits
+//!   after every failure: 0.25 s, doubling up to 10 s, with ±25 % jitter so
+//!   that a hall of bridges does not reconnect in step.
+//! - The session is persistent (a stable client id, clean session off), so
+//!   moves in flight survive a dropped link; when the broker has lost the
+//!   session anyway, the outbox sends again what it did not acknowledge.
+//!   On every connection every retained topic is sent again.
+//! - The bridge's status topic says `online`; its Last Will says `offline`
+//!   if the daemon vanishes, and a clean stop says so itself.
+
+use std::{sync::Arc, time::Duration};
+
+use rumqttc::{AsyncClient, Event, LastWill, MqttOptions, Outgoing, Packet, QoS, TlsConfiguration, Transport};
+use serde_json::json;
+use tokio::{
+    sync::mpsc,
+    time::{Instant, sleep, sleep_until},
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    config::{BrokerUrl, Scheme},
+    publish::{
+        Item, Publication, Qos,
+        commands::{Request, commands_topic, parse_request},
+        hub::Hub,
+        outbox::{Outbox, Refused},
+        topics::Topics,
+    },
+};
+
+/// The largest message the client sends or accepts (a long PGN is tens of
+/// KiB; rumqttc's default of 10 KiB would cut the link on one).
+pub const MAX_PACKET: usize = 1 << 20;
+
+/// Everything the publisher needs.
+#[derive(Clone, Debug)]
+pub struct PublisherSettings {
+    /// The broker.
+    pub broker: BrokerUrl,
+    /// The MQTT client id: stable for this bridge, so that the broker keeps
+    /// its session across reconnections.
+    pub client_id: String,
+    /// User name and password.
+    pub credentials: Option<(String, String)>,
+    /// MQTT keep-alive.
+    pub keep_alive: Duration,
+    /// Topic names.
+    pub topics: Topics,
+    /// This run of the daemon.
+    pub boot: Arc<str>,
+    /// How far the public tree is behind.
+    pub public_delay: Duration,
+    /// Moves and alerts kept at most while the broker is away.
+    pub queue_limit: usize,
+    /// The boards this bridge reads (for its status topic).
+    pub boards: Vec<String>,
+    /// Wall-clock milliseconds now (for the status topic's time).
+    pub started_ms: i64,
+    /// Where operator commands received on the bridge's `commands` topic
+    /// go (`None`: not listened to).
+    pub requests: Option<mpsc::UnboundedSender<Result<Request, (String, String)>>>,
+}
+
+/// What the publisher reports, for the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublisherEvent {
+    /// Connected to the broker.
+    Connected {
+        /// Whether the broker kept the session from before.
+        session_present: bool,
+    },
+    /// The connection failed or dropped; the next attempt comes after
+    /// `retry_in`.
+    Failed {
+        /// What went wrong.
+        error: String,
+        /// When the next attempt comes.
+        retry_in: Duration,
+    },
+    /// Messages were refused (too many waiting, or too large).
+    Refused(Refused),
+    /// Stopped; this many moves and alerts could not be delivered.
+    Stopped {
+        /// Not acknowledged by the broker when the daemon stopped.
+        undelivered: usize,
+    },
+}
+
+/// What the event-loop task tells the publisher.
+#[derive(Debug)]
+enum LoopEvent {
+    Connected { session_present: bool },
+    Written(u16),
+    Acknowledged(u16),
+    Message { topic: String, payload: Vec<u8> },
+    Failed { error: String, retry_in: Duration },
+}
+
+/// Publishes `items` until the channel closes (every board has stopped),
+/// then says the bridge is offline and disconnects (waiting at most 3 s for
+/// the broker to acknowledge what is left).
+pub async fn run(
+    settings: PublisherSettings,
+    mut items: mpsc::UnboundedReceiver<Item>,
+    report: mpsc::UnboundedSender<PublisherEvent>,
+) {
+    let (client, eventloop) = AsyncClient::new(options(&settings), 256);
+    let (loop_tx, mut loop_rx) = mpsc::unbounded_channel();
+    let stop_loop = CancellationToken::new();
+    let event_loop = tokio::spawn(drive_event_loop(eventloop, loop_tx, stop_loop.clone()));
+
+    let origin = Instant::now();
+    let now_ms = || origin.elapsed().as_millis() as u64;
+    let mut hub = Hub::new(settings.topics.clone(), &settings.boot, settings.public_delay.as_millis() as u64);
+    let mut outbox = Outbox::new(settings.queue_limit, MAX_PACKET - 1024);
+    outbox.handle_publication(&bridge_status(&settings, "online"));
+    let mut refused = Refused::default();
+    let mut open = true;
+    let commands_topic = commands_topic(&settings.topics);
+    while open {
+        hand_over(&mut outbox, &client);
+        let wake = hub.poll_timeout().map(|at| origin + Duration::from_millis(at));
+        tokio::select! {
+            item = items.recv() => match item {
+                Some(item) => {
+                    hub.handle_item(now_ms(), item);
+                    // Take whatever else is waiting before handing over.
+                    while let Ok(item) = items.try_recv() {
+                        hub.handle_item(now_ms(), item);
+                    }
+                    while let Some(publication) = hub.poll_publication() {
+                        outbox.handle_publication(&publication);
+                    }
+                }
+                None => open = false,
+            },
+            event = loop_rx.recv() => match event {
+                Some(LoopEvent::Message { topic, payload }) => {
+                    if topic == commands_topic && let Some(requests) = &settings.requests {
+                        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+                        let _ = requests.send(parse_request(&payload, now));
+                    }
+                }
+                Some(event) => {
+                    if matches!(event, LoopEvent::Connected { .. }) && settings.requests.is_some() {
+                        // Subscribed again at every connection: the broker
+                        // may have lost the session.
+                        let _ = client.try_subscribe(commands_topic.clone(), QoS::AtLeastOnce);
+                    }
+                    handle_loop_event(&mut outbox, event, &report);
+                }
+                None => open = false,
+            },
+            () = sleep_until(wake.unwrap_or_else(far_future)), if wake.is_some() => {
+                hub.handle_timeout(now_ms());
+                while let Some(publication) = hub.poll_publication() {
+                    outbox.handle_publication(&publication);
+                }
+            }
+        }
+        if outbox.refused() != refused {
+            refused = outbox.refused();
+            let _ = report.send(PublisherEvent::Refused(refused));
+        }
+    }
+
+    // Every board has stopped: deliver what is left (for a few seconds at
+    // most if the broker is away), say the bridge is offline, disconnect.
+    outbox.handle_publication(&bridge_status(&settings, "offline"));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !outbox.is_idle() && Instant::now() < deadline {
+        hand_over(&mut outbox, &client);
+        tokio::select! {
+            Some(event) = loop_rx.recv() => handle_loop_event(&mut outbox, event, &report),
+            () = sleep(Duration::from_millis(20)) => {}
+        }
+    }
+    let _ = client.try_disconnect();
+    // Let the event loop write the DISCONNECT.
+    let _ = tokio::time::timeout(Duration::from_millis(500), async {
+        while let Some(event) = loop_rx.recv().await {
+            if matches!(event, LoopEvent::Failed { .. }) {
+                break;
+            }
+        }
+    })
+    .await;
+    stop_loop.cancel();
+    let _ = event_loop.await;
+    let _ = report.send(PublisherEvent::Stopped { undelivered: outbox.unacknowledged() });
+}
+
+fn handle_loop_event(outbox: &mut Outbox, event: LoopEvent, report: &mpsc::UnboundedSender<PublisherEvent>) {
+    match event {
+        LoopEvent::Connected { session_present } => {
+            outbox.handle_connected(session_present);
+            let _ = report.send(PublisherEvent::Connected { session_present });
+        }
+        LoopEvent::Written(pkid) => outbox.handle_written(pkid),
+        LoopEvent::Acknowledged(pkid) => outbox.handle_acknowledged(pkid),
+        LoopEvent::Message { .. } => {}
+        LoopEvent::Failed { error, retry_in } => {
+            outbox.handle_disconnected();
+            let _ = report.send(PublisherEvent::Failed { error, retry_in });
+        }
+    }
+}
+
+/// Hands the client what the outbox has ready, while it has room.
+fn hand_over(outbox: &mut Outbox, client: &AsyncClient) {
+    while let Some(message) = outbox.poll_send() {
+        let qos = match message.qos {
+            Qos::AtMostOnce => QoS::AtMostOnce,
+            Qos::AtLeastOnce => QoS::AtLeastOnce,
+        };
+        if client.try_publish(message.topic.clone(), qos, message.retain, message.payload.clone()).is_err() {
+            outbox.unsend(message);
+            break;
+        }
+    }
+}
+
+/// Polls rumqttc's event loop for ever, waiting after each failure.
+async fn drive_event_loop(
+    mut eventloop: rumqttc::EventLoop,
+    events: mpsc::UnboundedSender<LoopEvent>,
+    stop: CancellationToken,
+) {
+    let mut backoff = Backoff::new();
+    loop {
+        let polled = tokio::select! {
+            () = stop.cancelled() => return,
+            polled = eventloop.poll() => polled,
+        };
+        let event = match polled {
+            Ok(Event::Incoming(Packet::ConnAck(ack))) => {
+                backoff.reset();
+                LoopEvent::Connected { session_present: ack.session_present }
+            }
+            Ok(Event::Incoming(Packet::PubAck(ack))) => LoopEvent::Acknowledged(ack.pkid),
+            Ok(Event::Outgoing(Outgoing::Publish(pkid))) => LoopEvent::Written(pkid),
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
+                LoopEvent::Message { topic: publish.topic.clone(), payload: publish.payload.to_vec() }
+            }
+            Ok(_) => continue,
+            Err(error) => {
+                let retry_in = backoff.next();
+                let _ = events.send(LoopEvent::Failed { error: error.to_string(), retry_in });
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = sleep(retry_in) => {}
+                }
+                continue;
+            }
+        };
+        if events.send(event).is_err() {
+            return;
+        }
+    }
+}
+
+/// Waits between connection attempts: 0.25 s doubling to 10 s, ±25 %.
+struct Backoff {
+    delay: Duration,
+    rng: crate::synth::Rng,
+}
+
+impl Backoff {
+    fn new() -> Self {
+        let seed =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+        Self { delay: Duration::from_millis(250), rng: crate::synth::Rng::new(seed ^ u64::from(std::process::id())) }
+    }
+
+    fn reset(&mut self) {
+        self.delay = Duration::from_millis(250);
+    }
+
+    fn next(&mut self) -> Duration {
+        let base = self.delay;
+        self.delay = (self.delay * 2).min(Duration::from_secs(10));
+        let factor = 0.75 + (self.rng.range(0, 1000) as f64) / 2000.0;
+        base.mul_f64(factor)
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400 * 365)
+}
+
+/// The publisher's options: persistent session and the Last Will.
+fn options(settings: &PublisherSettings) -> MqttOptions {
+    let mut options =
+        connect_options(&settings.broker, &settings.client_id, settings.credentials.as_ref(), settings.keep_alive);
+    options.set_clean_session(false).set_last_will(LastWill::new(
+        settings.topics.bridge_status(),
+        bridge_payload(settings, "offline", Some("connection lost")),
+        QoS::AtLeastOnce,
+        true,
+    ));
+    options
+}
+
+/// Options to reach `broker` (packet size for long PGNs, credentials, TLS,
+/// WebSocket), for the publisher and for `boardcast ctl`.
+pub fn connect_options(
+    broker: &BrokerUrl,
+    client_id: &str,
+    credentials: Option<&(String, String)>,
+    keep_alive: Duration,
+) -> MqttOptions {
+    let host = match broker.scheme {
+        // For WebSocket, rumqttc takes the whole URL as the "host".
+        Scheme::Ws | Scheme::Wss => broker.url.clone(),
+        Scheme::Mqtt | Scheme::Mqtts => broker.host.clone(),
+    };
+    let mut options = MqttOptions::new(client_id.to_owned(), host, broker.port);
+    options.set_keep_alive(keep_alive).set_max_packet_size(MAX_PACKET, MAX_PACKET);
+    if let Some((user, password)) = credentials {
+        options.set_credentials(user.clone(), password.clone());
+    }
+    let tls = || {
+        // The configuration checked that the file exists; unreadable now
+        // means no CA, which the TLS handshake then reports.
+        let ca = broker.ca_file.as_ref().and_then(|path| std::fs::read(path).ok()).unwrap_or_default();
+        TlsConfiguration::Simple { ca, alpn: None, client_auth: None }
+    };
+    match broker.scheme {
+        Scheme::Mqtt => {}
+        Scheme::Mqtts => {
+            options.set_transport(Transport::Tls(tls()));
+        }
+        Scheme::Ws => {
+            options.set_transport(Transport::Ws);
+        }
+        Scheme::Wss => {
+            options.set_transport(Transport::Wss(tls()));
+        }
+    }
+    options
+}
+
+/// The bridge's retained status.
+fn bridge_status(settings: &PublisherSettings, status: &str) -> Publication {
+    let payload: serde_json::Value =
+        serde_json::from_slice(&bridge_payload(settings, status, None)).expect("our own JSON");
+    Publication {
+        topic: settings.topics.bridge_status(),
+        payload: Some(payload),
+        retain: true,
+        qos: Qos::AtMostOnce,
+        public: false,
+    }
+}
+
+fn bridge_payload(settings: &PublisherSettings, status: &str, reason: Option<&str>) -> Vec<u8> {
+    let payload = json!({
+        "schema": 1,
+        "boot": &*settings.boot,
+        "ts_ms": settings.started_ms,
+        "bridge": settings.topics.bridge(),
+        "status": status,
+        "reason": reason,
+        "version": env!("CARGO_PKG_VERSION"),
+        "boards": settings.boards,
+    });
+    serde_json::to_vec(&payload).expect("JSON values serialise")
+}

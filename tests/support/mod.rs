@@ -1,0 +1,90 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+use boardcast::{
+    alert::{Alert, Severity},
+    event::EventKind,
+    game::GameRecord,
+    replay::Replayed,
+    session::Output,
+    synth::{SourceGame, read_games, read_san_lines},
+};
+
+/// A game of the vendored corpus (see tests/fixtures/games/SOURCE.md).
+pub struct CorpusGame {
+    /// The fixture file, under tests/fixtures/games/.
+    pub file: &'static str,
+    /// The game's place in the file (0-based).
+    pub index: usize,
+    /// The game.
+    pub game: SourceGame,
+}
+
+impl CorpusGame {
+    /// `file#n`, for messages.
+    pub fn name(&self) -> String {
+        format!("{}#{}", self.file, self.index + 1)
+    }
+}
+
+/// Every clean game of the vendored corpus.
+pub fn corpus() -> Vec<CorpusGame> {
+    let mut games = Vec::new();
+    for (file, text) in [
+        ("twic0920-sample.pgn", include_str!("../fixtures/games/twic0920-sample.pgn")),
+        ("livechess-vestland-round1.pgn", include_str!("../fixtures/games/livechess-vestland-round1.pgn")),
+        ("stLouisFischerandom.pgn", include_str!("../fixtures/games/stLouisFischerandom.pgn")),
+        ("allSortOfClocks.pgn", include_str!("../fixtures/games/allSortOfClocks.pgn")),
+    ] {
+        for (index, game) in read_games(text).unwrap().into_iter().enumerate() {
+            games.push(CorpusGame { file, index, game });
+        }
+    }
+    let raws = read_san_lines(include_str!("../fixtures/games/raws.san.txt")).unwrap();
+    for (index, game) in raws.into_iter().enumerate() {
+        games.push(CorpusGame { file: "raws.san.txt", index, game });
+    }
+    games
+}
+
+/// The alerts of a replay.
+pub fn alerts(replayed: &Replayed) -> Vec<Alert> {
+    replayed
+        .outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Event(e) => match &e.kind {
+                EventKind::Alert(a) => Some(a.as_ref().clone()),
+                _ => None,
+            },
+            Output::Notice(_) => None,
+        })
+        .collect()
+}
+
+/// The irregularity alerts of a replay (information alerts left out).
+pub fn irregularities(replayed: &Replayed) -> Vec<Alert> {
+    alerts(replayed).into_iter().filter(|a| a.kind.severity() == Severity::Irregularity).collect()
+}
+
+/// The moves of a game in UCI.
+pub fn uci(game: &GameRecord) -> Vec<String> {
+    game.plies.iter().map(|p| p.uci(game.castling_mode)).collect()
+}
+
+/// Every event of a replay, one readable line each.
+pub fn trace(replayed: &Replayed) -> String {
+    replayed
+        .outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Event(e) if !matches!(e.kind, EventKind::Clock(_)) => Some(e.to_string()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub mod live;
+pub mod mqtt;
+pub mod script;

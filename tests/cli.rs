@@ -245,7 +245,10 @@ fn replay_writes_what_the_live_daemon_would_have_published() {
     for (live, public) in live_t.iter().zip(&public_t) {
         assert_eq!(*public, live + 60_000, "the public tree is a minute behind");
     }
-    assert!(lines.iter().all(|l| !(l["topic"].as_str().unwrap().contains("/public/") && l["topic"].as_str().unwrap().ends_with("/alerts"))));
+    assert!(
+        lines.iter().all(|l| !(l["topic"].as_str().unwrap().contains("/public/")
+            && l["topic"].as_str().unwrap().ends_with("/alerts")))
+    );
     let state = lines.iter().rfind(|l| l["topic"] == "boardcast/v1/live/replay/1/dgt-real-1/state").unwrap();
     assert_eq!(state["retain"], true);
 }

@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use shakmaty::{Chess, san::SanPlus, uci::UciMove};
-use support::live::{Hall, SPEED, pgn_moves, stop, wait};
+use support::live::{Hall, SPEED, game_san, pgn_moves, stop, wait};
 
 /// The SAN of a UCI move list from the start.
 fn san_of(uci: &str) -> Vec<String> {
@@ -21,15 +21,6 @@ fn san_of(uci: &str) -> Vec<String> {
             SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string()
         })
         .collect()
-}
-
-/// The SAN moves of a vendored game.
-fn game_san(pgn_file: &str, index: usize) -> Vec<String> {
-    let text =
-        std::fs::read_to_string(format!("{}/tests/fixtures/games/{pgn_file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let game = &boardcast::synth::read_games(&text).unwrap()[index];
-    let mut pos = game.start.clone();
-    game.moves.iter().map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string()).collect()
 }
 
 #[test]

@@ -208,9 +208,10 @@ fn a_live_session_starts_the_board_reads_moves_and_lights_them() {
     bench.run(500);
     assert!(bench.board.sends_updates());
     assert_eq!(bench.board.register(2), 4, "report on change, two-scan debounce");
-    let identified = bench.outputs.iter().any(|o| {
-        matches!(o, Output::Notice(n) if n.kind.to_string() == "board identified: firmware 1.8")
-    });
+    let identified = bench
+        .outputs
+        .iter()
+        .any(|o| matches!(o, Output::Notice(n) if n.kind.to_string() == "board identified: firmware 1.8"));
     assert!(identified, "{:?}", bench.outputs);
     let pawn = |color: Color| Cell::Piece(Piece { color, role: Role::Pawn });
     bench.set(Square::E2, Cell::Empty);

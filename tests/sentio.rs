@@ -95,12 +95,8 @@ fn reports_carry_exactly_the_occupancy_of_the_events() {
         let mut style = Style::varied(&mut rng);
         style.clock = None;
         let stream = play(&corpus.game, &style, &mut rng);
-        let text = sentio_capture(
-            &header(&corpus.game, Protocol::Sentio, "s"),
-            &stream.events,
-            ReportForm::clean(),
-            &mut rng,
-        );
+        let text =
+            sentio_capture(&header(&corpus.game, Protocol::Sentio, "s"), &stream.events, ReportForm::clean(), &mut rng);
         let capture = read_capture(&text).unwrap();
         assert_eq!(capture.header.protocol, Protocol::Sentio);
         let mut decoder = SentioDecoder::new();
@@ -195,14 +191,21 @@ fn every_game_comes_back_from_sentio_reports() {
         style.clock = None;
         let stream = play(&game.game, &style, &mut rng);
         let form = ReportForm::varied(&mut rng);
-        let capture = sentio_capture(&header(&game.game, Protocol::Sentio, &game.name()), &stream.events, form, &mut rng);
+        let capture =
+            sentio_capture(&header(&game.game, Protocol::Sentio, &game.name()), &stream.events, form, &mut rng);
         let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
         let moves = replayed.games.first().map(support::uci).unwrap_or_default();
         if moves != stream.expected.uci {
             failures.push(game.name());
         }
     }
-    assert!(failures.is_empty(), "{} of {} games failed: {:?}", failures.len(), corpus.len(), &failures[..failures.len().min(5)]);
+    assert!(
+        failures.is_empty(),
+        "{} of {} games failed: {:?}",
+        failures.len(),
+        corpus.len(),
+        &failures[..failures.len().min(5)]
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -31,7 +31,8 @@ use boardcast::{
 use super::settings;
 
 /// What to tell the user to do.
-const SETUP: &str = "place the pieces in the start position plus a spare black queen on d6 and a spare white queen on d3";
+const SETUP: &str =
+    "place the pieces in the start position plus a spare black queen on d6 and a spare white queen on d3";
 
 /// Calibrates a Certabo board: learns the RFID tag of every piece of its
 /// set. Before running it, place the pieces in the start position plus a
@@ -167,7 +168,10 @@ async fn read(port: &Path, window: usize, wait: Duration) -> anyhow::Result<(Cal
         while let Some(line) = lines.next_line() {
             let Line::Numbers(numbers) = line else { continue };
             if numbers.len() == OCCUPANCY_NUMBERS {
-                bail!("the board at {} is an occupancy-only (Sentio-format) board: it has no tags to calibrate", port.display());
+                bail!(
+                    "the board at {} is an occupancy-only (Sentio-format) board: it has no tags to calibrate",
+                    port.display()
+                );
             }
             if numbers.len() != TAG_NUMBERS {
                 continue;
@@ -198,7 +202,9 @@ async fn read(port: &Path, window: usize, wait: Duration) -> anyhow::Result<(Cal
     }
     match last_error {
         Some(error) => bail!("no calibration after {} s: {error} ({SETUP})", wait.as_secs()),
-        None if seen > 0 => bail!("only {seen} report(s) from the board in {} s; a calibration needs {window}", wait.as_secs()),
+        None if seen > 0 => {
+            bail!("only {seen} report(s) from the board in {} s; a calibration needs {window}", wait.as_secs())
+        }
         None => bail!(
             "no report from a Certabo board at {} in {} s: is it the right port, and the board plugged in? (`boardcast list-ports` shows what answers where)",
             port.display(),

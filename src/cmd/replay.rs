@@ -14,13 +14,13 @@ use tokio::sync::mpsc;
 use boardcast::{
     event::EventKind,
     game::pgn::write_pgn,
-    reconstruct::ReconstructorConfig,
     publish::{
         Qos,
         board::FeedSettings,
         render::Language,
         topics::{BoardPath, Topics},
     },
+    reconstruct::ReconstructorConfig,
     replay::{Capture, Replayed, publications, read_capture, replay_capture},
     session::Output,
     shell::{clock::SessionClock, replay::play},

@@ -63,7 +63,7 @@ impl Protocol {
         match self {
             Self::Dgt => Some(Decoder::Dgt(dgt::DgtDecoder::new())),
             Self::Millennium => Some(Decoder::Millennium(millennium::MillenniumDecoder::new())),
-            Self::Certabo => Some(Decoder::Certabo(certabo::CertaboDecoder::new())),
+            Self::Certabo => Some(Decoder::Certabo(Box::new(certabo::CertaboDecoder::new()))),
             Self::Sentio => Some(Decoder::Sentio(sentio::SentioDecoder::new())),
             Self::Events => None,
         }
@@ -121,8 +121,9 @@ pub enum Decoder {
     Dgt(dgt::DgtDecoder),
     /// Millennium ChessLink boards.
     Millennium(millennium::MillenniumDecoder),
-    /// Certabo RFID boards.
-    Certabo(certabo::CertaboDecoder),
+    /// Certabo RFID boards (boxed: the vote over recent reports makes it
+    /// ten times the size of the others).
+    Certabo(Box<certabo::CertaboDecoder>),
     /// Occupancy-only boards (Sentio line format).
     Sentio(sentio::SentioDecoder),
 }

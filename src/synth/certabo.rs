@@ -89,7 +89,7 @@ impl Reporting for CertaboSim {
         self.handle_script_event(event);
     }
     fn report(&self) -> Vec<u8> {
-        CertaboSim::report(self)
+        Self::report(self)
     }
 }
 

@@ -10,11 +10,7 @@ use shakmaty::Square;
 use super::Rng;
 use crate::{
     capture::{CaptureHeader, Record, RecordBody, format_header, format_record},
-    protocol::millennium::{
-        command::REG_REPORTING,
-        link::REPORTING,
-        reply::Reply,
-    },
+    protocol::millennium::{command::REG_REPORTING, link::REPORTING, reply::Reply},
     sensor::{Picture, SensorEvent},
     time::Timestamp,
 };

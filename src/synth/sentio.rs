@@ -31,6 +31,6 @@ impl Reporting for SentioSim {
         self.handle_script_event(event);
     }
     fn report(&self) -> Vec<u8> {
-        SentioSim::report(self)
+        Self::report(self)
     }
 }

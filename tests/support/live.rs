@@ -62,6 +62,21 @@ impl Hall {
         self.write_config(&text)
     }
 
+    /// Like [`Hall::config`], for boards of several families: each board
+    /// is `(name, protocol)`.
+    pub fn config_mixed(&self, boards: &[(&str, &str)]) -> PathBuf {
+        let mut text = self.common_config();
+        text.push_str("[mqtt]\nenabled = false\n");
+        for (name, protocol) in boards {
+            let link = self.link(name);
+            text.push_str(&format!(
+                "[[boards]]\nname = \"{name}\"\nprotocol = \"{protocol}\"\nport = \"{}\"\n",
+                link.display()
+            ));
+        }
+        self.write_config(&text)
+    }
+
     /// Like [`Hall::config`], with each board found by its serial number
     /// among the links of `links` (`[discovery] extra_ports`).
     pub fn config_by_serial(&self, boards: &[(&str, &str)], links: &[&str]) -> PathBuf {
@@ -174,6 +189,14 @@ impl Hall {
         fs::write(&path, events_capture(header, events)).unwrap();
         path
     }
+}
+
+/// The SAN moves of game `index` of a vendored PGN file.
+pub fn game_san(pgn_file: &str, index: usize) -> Vec<String> {
+    let text = fs::read_to_string(format!("{}/tests/fixtures/games/{pgn_file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let game = &read_games(&text).unwrap()[index];
+    let mut pos = game.start.clone();
+    game.moves.iter().map(|&m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string()).collect()
 }
 
 /// Waits for a child to end by itself, up to `limit`.

@@ -161,12 +161,12 @@ impl Calibration {
             return None;
         }
         let mut calibration = Self::default();
-        for index in 0..64 {
+        for (index, tag) in tags.iter().enumerate() {
             if let Some(piece) = start_piece(index) {
-                if calibration.pieces.contains_key(&tags[index]) {
+                if calibration.pieces.contains_key(tag) {
                     return None;
                 }
-                calibration.insert(tags[index], piece);
+                calibration.insert(*tag, piece);
             }
         }
         Some(calibration)
@@ -249,7 +249,8 @@ fn calibration_setup() -> Vec<(usize, Piece)> {
 /// `TurnedRound` when the spare queens' squares read empty and their mirror
 /// images (e3, e6) do not: the usual sign of a board the wrong way round.
 fn turned_round(reports: &[Tags], setup: &[(usize, Piece)]) -> Option<CalibrationError> {
-    let steady_empty = |index: usize| most_frequent(reports.iter().map(|r| r[index])).0 == EMPTY && steady(reports, index);
+    let steady_empty =
+        |index: usize| most_frequent(reports.iter().map(|r| r[index])).0 == EMPTY && steady(reports, index);
     let spares = &setup[setup.len() - 2..];
     let mirrored = |index: usize| 63 - index;
     let turned = spares.iter().all(|&(i, _)| steady_empty(i) && !steady_empty(mirrored(i)));

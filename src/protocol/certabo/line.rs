@@ -116,7 +116,8 @@ impl LineReader {
                 None if self.pending.len() > MAX_LINE => {
                     // No line end for far too long: keep only what may be
                     // the start of a report.
-                    let keep = self.pending.iter().rposition(|&b| b == b':').filter(|&i| self.pending.len() - i < MAX_LINE);
+                    let keep =
+                        self.pending.iter().rposition(|&b| b == b':').filter(|&i| self.pending.len() - i < MAX_LINE);
                     let drop = keep.unwrap_or(self.pending.len());
                     self.pending.drain(..drop);
                     self.scanned = self.pending.len();

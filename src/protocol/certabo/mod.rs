@@ -19,11 +19,11 @@ pub mod sim;
 
 use std::collections::VecDeque;
 
+pub use self::calibration::{Calibration, CalibrationError};
 use self::{
     calibration::{EMPTY, Tags, square_of},
     line::{Leds, Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
 };
-pub use self::calibration::{Calibration, CalibrationError};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -364,7 +364,10 @@ mod tests {
         decode(&mut decoder, &line(&start_tags())[..50]);
         assert_eq!(
             decoder.finish(),
-            Some(Decoded::Problem(DecodeProblem::Garbage { len: 50, reason: "a line cut off by the end of the stream" }))
+            Some(Decoded::Problem(DecodeProblem::Garbage {
+                len: 50,
+                reason: "a line cut off by the end of the stream"
+            }))
         );
         assert_eq!(decoder.finish(), None);
     }

@@ -249,7 +249,7 @@ impl CertaboSim {
         if now < self.next_report {
             return;
         }
-        if self.leds == Leds::Rgb && self.reports % MARKER_EVERY == 0 {
+        if self.leds == Leds::Rgb && self.reports.is_multiple_of(MARKER_EVERY) {
             self.out.extend(b"D\r\n");
         }
         let report = self.report();
@@ -307,9 +307,7 @@ impl CertaboSim {
         if let Some(at) = self.beside.iter().rposition(|(p, _)| *p == piece) {
             return Some(self.beside.remove(at).1);
         }
-        let used = |n: u8| {
-            self.pieces.iter().flatten().chain(&self.beside).any(|&(p, m)| p == piece && m == n)
-        };
+        let used = |n: u8| self.pieces.iter().flatten().chain(&self.beside).any(|&(p, m)| p == piece && m == n);
         (0..pieces_of(piece.role)).find(|&n| !used(n))
     }
 }
@@ -372,10 +370,8 @@ mod tests {
         board.handle_script_event(&start());
         let knight = board.tags()[index_of(Square::G1)];
         board.handle_script_event(&SensorEvent::Square { square: Square::G1, cell: Cell::Empty });
-        board.handle_script_event(&SensorEvent::Square {
-            square: Square::F3,
-            cell: Cell::Piece(Color::White.knight()),
-        });
+        board
+            .handle_script_event(&SensorEvent::Square { square: Square::F3, cell: Cell::Piece(Color::White.knight()) });
         assert_eq!(board.tags()[index_of(Square::F3)], knight);
         board.handle_script_event(&SensorEvent::Square { square: Square::A7, cell: Cell::Empty });
         board.handle_script_event(&SensorEvent::Square { square: Square::A8, cell: Cell::Piece(Color::White.queen()) });

@@ -223,7 +223,8 @@ impl Framer {
     /// Reports the run of dropped characters, for `reason` or, when it
     /// ended at a message or at the length limit, for what it held.
     fn report(&mut self, reason: Option<GarbageReason>) -> Framed<'static> {
-        let reason = reason.unwrap_or(if self.run_noisy { GarbageReason::LineNoise } else { GarbageReason::NoMessageStart });
+        let reason =
+            reason.unwrap_or(if self.run_noisy { GarbageReason::LineNoise } else { GarbageReason::NoMessageStart });
         let len = std::mem::take(&mut self.run);
         self.run_noisy = false;
         Framed::Garbage { len, reason }

@@ -122,7 +122,11 @@ impl Reply {
                 }
             }
             b'l' | b'x' if !params.is_empty() => {
-                return Err(BadReply::Params { letter, params: String::from_utf8_lossy(params).into(), expected: "none" });
+                return Err(BadReply::Params {
+                    letter,
+                    params: String::from_utf8_lossy(params).into(),
+                    expected: "none",
+                });
             }
             b'l' => Self::LedsSet,
             b'x' => Self::LedsOut,

@@ -395,6 +395,9 @@ mod tests {
         let lift = Decoded::Sensor(SensorEvent::Square { square: Square::G1, cell: Cell::Empty });
         assert_eq!(decode(&sim.poll_transmit().unwrap()), [board(&start()), lift, board(&lifted)], "changes only");
         sim.handle_host_bytes(&Command::SendVersion.encode());
-        assert_eq!(decode(&sim.poll_transmit().unwrap()), [Decoded::Info(crate::protocol::BoardInfo::Version("2.3".into()))]);
+        assert_eq!(
+            decode(&sim.poll_transmit().unwrap()),
+            [Decoded::Info(crate::protocol::BoardInfo::Version("2.3".into()))]
+        );
     }
 }

@@ -172,14 +172,13 @@ mod tests {
         let out = decode(&mut decoder, b":255 255 0 0 0 0 255\r\n");
         assert_eq!(
             out,
-            [Decoded::Problem(DecodeProblem::BadMessage("a report of 7 numbers (a Sentio-format board sends 8)".into()))]
+            [Decoded::Problem(DecodeProblem::BadMessage(
+                "a report of 7 numbers (a Sentio-format board sends 8)".into()
+            ))]
         );
         let out = decode(&mut decoder, b":255 255 0 0 0 0 255 255\r\n");
         assert!(matches!(out.as_slice(), [Decoded::Sensor(SensorEvent::Board(_))]), "{out:?}");
         decode(&mut decoder, b":255 25");
-        assert_eq!(
-            decoder.finish(),
-            Some(Decoded::Problem(DecodeProblem::Garbage { len: 7, reason: line::CUT_OFF }))
-        );
+        assert_eq!(decoder.finish(), Some(Decoded::Problem(DecodeProblem::Garbage { len: 7, reason: line::CUT_OFF })));
     }
 }

@@ -32,7 +32,12 @@ pub struct SentioSim {
 impl SentioSim {
     /// A board with nothing on it yet.
     pub fn new(_serial: impl Into<String>, _white_side: ClockSide) -> Self {
-        Self { picture: Picture::empty(), next_report: Timestamp::ZERO, script: LineReader::new(), out: VecDeque::new() }
+        Self {
+            picture: Picture::empty(),
+            next_report: Timestamp::ZERO,
+            script: LineReader::new(),
+            out: VecDeque::new(),
+        }
     }
 
     /// Whether the board is sending (a Sentio board always is).

@@ -30,6 +30,13 @@
 //!    and for Mosquitto. Without `--rate-factor` a second run at 10× the
 //!    move rate shows the headroom.
 //!
+//! 3. **Soak.** The same run as a whole round played at high speed:
+//!    `--games 0 --boards 100 --rate-factor 100 --seconds 90` gives every
+//!    board a move every 0.1–0.3 s, so that each of the 100 games is played
+//!    to its end (`games ran out of moves` says how many were), with CPU,
+//!    memory, and the moves lost: `made` messages that never arrived, and
+//!    boards whose moves made differ from the plies played.
+//!
 //! Run: `cargo bench --bench mqtt` (about four minutes), or
 //! `cargo bench --bench mqtt -- --games 8 --boards 500 --seconds 60 --rate-factor 1`.
 
@@ -893,6 +900,15 @@ fn throughput(run: &Run) {
     for (kind, n) in heard.iter().flat_map(|h| &h.alerts) {
         *alerts.entry(kind.clone()).or_default() += n;
     }
+    // Every ply a board played must have become exactly one move made:
+    // fewer would be a move lost by the reconstructor, more an invented one.
+    let misread: Vec<&String> = played
+        .iter()
+        .zip(&heard)
+        .zip(&names)
+        .filter(|((p, h), _)| p.plies != h.made.len() as u64)
+        .map(|(_, name)| name)
+        .collect();
     let tally = counter.tally.lock().expect("not poisoned");
     let missing = expected.iter().filter(|id| !tally.made.contains(*id)).count();
     let unexpected = tally.made.iter().filter(|id| !expected.contains(*id)).count();
@@ -905,6 +921,11 @@ fn throughput(run: &Run) {
         "  sensor inputs: {plies} moves made ({:.1}/s), {readings} clock readings ({:.0}/s); {finished} games ran out of moves",
         plies as f64 / secs,
         readings as f64 / secs
+    );
+    println!(
+        "  moves lost or invented by the reconstructor: {} boards whose moves made differ from the plies played {:?}",
+        misread.len(),
+        misread
     );
     println!(
         "  `made` messages: {} expected (MoveMade events), {} received, {missing} missing, {unexpected} unexpected, \
@@ -978,6 +999,7 @@ fn throughput(run: &Run) {
     counter.stopping.store(true, Ordering::SeqCst);
     drop(mosquitto.lock().expect("not poisoned").take());
     assert_eq!(missing, 0, "every `made` message arrives");
+    assert!(misread.is_empty(), "every ply played is one move made");
 }
 
 /// The pid of the Mosquitto this process started.

@@ -6,6 +6,14 @@
 //! that must not subscribe to hundreds of retained topics) is kept for
 //! both trees.
 //!
+//! A summary goes out at once when it changes, then at most once every
+//! [`SUMMARY_EVERY_MS`] while it keeps changing. Every board's state
+//! changes with every clock reading, once a second; rebuilding and sending
+//! the whole round for each would cost the square of the number of boards
+//! (500 boards: 500 summaries of 500 entries a second, some 75 MB/s of
+//! JSON), which a hall's publisher cannot keep up with. An overview page
+//! loses nothing: the board's own topics carry every change as it happens.
+//!
 //! A display computes a running clock from a reading and the time it was
 //! read. Public payloads are published `delay` later, so every time in them
 //! (`ts_ms`, and fields ending in `_at_ms`) is moved forward by the delay:
@@ -23,6 +31,20 @@ use super::{
     topics::{RoundPath, Topics, Tree},
 };
 
+/// A round's summary goes out at most this often (per tree).
+pub const SUMMARY_EVERY_MS: u64 = 1_000;
+
+/// One round's summary in one tree.
+#[derive(Debug, Default)]
+struct Summary {
+    /// Board label → its entry.
+    boards: BTreeMap<String, Value>,
+    /// When the changed summary is to go out, if it changed.
+    due: Option<u64>,
+    /// When it last went out.
+    sent: Option<u64>,
+}
+
 /// The hub.
 #[derive(Debug)]
 pub struct Hub {
@@ -31,8 +53,8 @@ pub struct Hub {
     delay_ms: u64,
     /// Copies for the public tree, with when they are released, in order.
     delayed: VecDeque<(u64, Item)>,
-    /// Each tree's rounds: board level → summary line.
-    summaries: BTreeMap<(Tree, RoundPath), BTreeMap<String, Value>>,
+    /// Each tree's rounds' summaries.
+    summaries: BTreeMap<(Tree, RoundPath), Summary>,
     out: VecDeque<Publication>,
 }
 
@@ -59,7 +81,7 @@ impl Hub {
                 }
             }
             Item::SummaryEntry { round, board, entry } => {
-                self.summary(Tree::Live, round, board, entry.clone());
+                self.summary(now, Tree::Live, round, board, entry.clone());
                 self.delayed.push_back((now + self.delay_ms, item));
             }
         }
@@ -67,7 +89,7 @@ impl Hub {
         self.handle_timeout(now);
     }
 
-    /// Releases the public copies whose time has come.
+    /// Releases the public copies and the summaries whose time has come.
     pub fn handle_timeout(&mut self, now: u64) {
         while let Some((_, item)) = self.delayed.pop_front_if(|(at, _)| *at <= now) {
             match item {
@@ -84,15 +106,31 @@ impl Hub {
                 }
                 Item::SummaryEntry { round, board, mut entry } => {
                     shift_times(&mut entry, self.delay_ms);
-                    self.summary(Tree::Public, &round, &board, entry);
+                    self.summary(now, Tree::Public, &round, &board, entry);
                 }
             }
         }
+        let due: Vec<(Tree, RoundPath)> =
+            self.summaries.iter().filter(|(_, s)| s.due.is_some_and(|at| at <= now)).map(|(k, _)| k.clone()).collect();
+        for (tree, round) in due {
+            self.publish_summary(now, tree, &round);
+        }
     }
 
-    /// When the next public copy is due.
+    /// When the next public copy or summary is due.
     pub fn poll_timeout(&self) -> Option<u64> {
-        self.delayed.front().map(|(at, _)| *at)
+        let summary = self.summaries.values().filter_map(|s| s.due).min();
+        self.delayed.front().map(|(at, _)| *at).into_iter().chain(summary).min()
+    }
+
+    /// The daemon stops: the summaries that changed since they last went
+    /// out go now (public copies still held back are not released early).
+    pub fn handle_stop(&mut self, now: u64) {
+        let due: Vec<(Tree, RoundPath)> =
+            self.summaries.iter().filter(|(_, s)| s.due.is_some()).map(|(k, _)| k.clone()).collect();
+        for (tree, round) in due {
+            self.publish_summary(now, tree, &round);
+        }
     }
 
     /// The next publication.
@@ -106,10 +144,22 @@ impl Hub {
         self.delayed.len()
     }
 
-    /// Updates a round's summary and publishes it.
-    fn summary(&mut self, tree: Tree, round: &RoundPath, board: &str, entry: Value) {
-        let boards = self.summaries.entry((tree, round.clone())).or_default();
-        boards.insert(board.to_owned(), entry);
+    /// Updates a round's summary; it goes out at once, or
+    /// [`SUMMARY_EVERY_MS`] after it last went out.
+    fn summary(&mut self, now: u64, tree: Tree, round: &RoundPath, board: &str, entry: Value) {
+        let summary = self.summaries.entry((tree, round.clone())).or_default();
+        summary.boards.insert(board.to_owned(), entry);
+        if summary.due.is_none() {
+            summary.due = Some(summary.sent.map_or(now, |sent| now.max(sent + SUMMARY_EVERY_MS)));
+        }
+    }
+
+    /// Publishes a round's summary as it is now.
+    fn publish_summary(&mut self, now: u64, tree: Tree, round: &RoundPath) {
+        let Some(summary) = self.summaries.get_mut(&(tree, round.clone())) else { return };
+        summary.due = None;
+        summary.sent = Some(now);
+        let boards = &summary.boards;
         let ts = boards.values().filter_map(|e| e.get("ts_ms").and_then(Value::as_i64)).max();
         let mut payload = Map::new();
         payload.insert("schema".into(), json!(1));
@@ -219,7 +269,14 @@ mod tests {
             0,
             Item::SummaryEntry { round: BoardPath::new("e", "2", "1").round_path(), board: "1".into(), entry: other },
         );
-        let out = drain(&mut hub);
+        let mut out = drain(&mut hub);
+        let live_summaries = |out: &[Publication]| out.iter().filter(|p| p.topic == "bc/v1/live/e/1/summary").count();
+        assert_eq!(live_summaries(&out), 1, "the first change goes out at once, the next ones wait");
+        assert_eq!(hub.poll_timeout(), Some(SUMMARY_EVERY_MS));
+        hub.handle_timeout(SUMMARY_EVERY_MS);
+        out.extend(drain(&mut hub));
+        assert_eq!(live_summaries(&out), 2, "and then go out as one");
+        assert_eq!(hub.poll_timeout(), None);
         let last_live = out.iter().rev().find(|p| p.topic == "bc/v1/live/e/1/summary").unwrap();
         let boards = last_live.payload.as_ref().unwrap()["boards"].as_array().unwrap().clone();
         assert_eq!(
@@ -229,5 +286,20 @@ mod tests {
         assert!(out.iter().any(|p| p.topic == "bc/v1/public/e/1/summary"));
         assert!(out.iter().any(|p| p.topic == "bc/v1/live/e/2/summary"), "rounds are kept apart");
         assert!(out.iter().all(|p| p.retain));
+    }
+
+    #[test]
+    fn a_summary_changed_just_before_a_stop_still_goes_out() {
+        let mut hub = Hub::new(topics(), "boot", 0);
+        let round = BoardPath::new("e", "1", "1").round_path();
+        for ply in [1, 2] {
+            let entry = json!({"board": "1", "ply": ply, "ts_ms": 100});
+            hub.handle_item(10, Item::SummaryEntry { round: round.clone(), board: "1".into(), entry });
+        }
+        drain(&mut hub);
+        hub.handle_stop(20);
+        let out = drain(&mut hub);
+        let live = out.iter().find(|p| p.topic == "bc/v1/live/e/1/summary").unwrap();
+        assert_eq!(live.payload.as_ref().unwrap()["boards"][0]["ply"], 2);
     }
 }

@@ -175,6 +175,10 @@ pub async fn run(
 
     // Every board has stopped: deliver what is left (for a few seconds at
     // most if the broker is away), say the bridge is offline, disconnect.
+    hub.handle_stop(now_ms());
+    while let Some(publication) = hub.poll_publication() {
+        outbox.handle_publication(&publication);
+    }
     outbox.handle_publication(&bridge_status(&settings, "offline"));
     let deadline = Instant::now() + Duration::from_secs(3);
     while !outbox.is_idle() && Instant::now() < deadline {

@@ -47,7 +47,10 @@ pub enum EventKind {
         /// The mover's remaining time after the move, if the clock was read.
         clock_ms: Option<u64>,
     },
-    /// A made move was replaced by another before it was completed.
+    /// A made move was replaced by another before it was completed, or the
+    /// operator corrected a move (the piece a pawn was promoted to, which an
+    /// occupancy-only board cannot see, and each later move that changes
+    /// with it).
     MoveAmended {
         /// The move that is no longer played.
         previous: Box<MoveInfo>,

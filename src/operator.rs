@@ -1,8 +1,9 @@
 //! Operator commands: what the operator (or an arbiter through the
 //! operator) tells the daemon that no board can show. Starting the next
 //! round, entering a resignation or an agreed draw, taking back a wrongly
-//! recorded move, filling in moves from the scoresheet, setting the
-//! position or the players, turning the board, acknowledging an alert.
+//! recorded move, filling in moves from the scoresheet, naming the piece a
+//! pawn was promoted to (which an occupancy-only board cannot see), setting
+//! the position or the players, turning the board, acknowledging an alert.
 //!
 //! A command is an input like a sensor event: it reaches a board's session
 //! through its driver, is recorded in the board's capture (so a replay or a
@@ -49,6 +50,13 @@ pub enum Command {
     Moves {
         /// The moves in order.
         san: Vec<String>,
+    },
+    /// The game's last promotion made this piece, not the one recorded: an
+    /// occupancy-only board cannot see the new piece and records a queen.
+    /// The move (and the moves after it) are amended.
+    Promote {
+        /// `queen`, `rook`, `bishop` or `knight` (or `q`, `r`, `b`, `n`).
+        piece: String,
     },
     /// The game goes on from this position (FEN): a new game record from
     /// it, the game before it kept as it was.
@@ -98,6 +106,7 @@ impl Command {
             Self::SetResult { .. } => "set_result",
             Self::TakeBack => "take_back",
             Self::Moves { .. } => "moves",
+            Self::Promote { .. } => "promote",
             Self::SetPosition { .. } => "set_position",
             Self::Flip => "flip",
             Self::SetTags { .. } => "set_tags",
@@ -119,7 +128,7 @@ impl Command {
     pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
         serde_json::from_value(value).map_err(|e| {
             format!(
-                "{e} (commands: new_game, next_round, set_result, take_back, moves, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
+                "{e} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
             )
         })
     }
@@ -132,6 +141,7 @@ impl std::fmt::Display for Command {
             Self::NextRound { round } => write!(f, "next_round {round}"),
             Self::SetResult { result, reason } => write!(f, "set_result {result} ({reason:?})"),
             Self::Moves { san } => write!(f, "moves {}", san.join(" ")),
+            Self::Promote { piece } => write!(f, "promote {piece}"),
             Self::SetPosition { fen } => write!(f, "set_position {fen}"),
             Self::SetTags { tags } => {
                 let tags: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
@@ -160,6 +170,10 @@ mod tests {
         assert_eq!(
             Command::from_json(json!({"command": "set_result", "result": "0-1"})).unwrap(),
             Command::SetResult { result: "0-1".into(), reason: Reason::Arbiter }
+        );
+        assert_eq!(
+            Command::from_json(json!({"command": "promote", "piece": "knight"})).unwrap(),
+            Command::Promote { piece: "knight".into() }
         );
         let error = Command::from_json(json!({"command": "resign"})).unwrap_err();
         assert!(error.contains("unknown variant `resign`") && error.contains("commands: new_game"), "{error}");

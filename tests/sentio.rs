@@ -4,14 +4,15 @@
 //! 2. The simulated board and the synthetic captures report exactly the
 //!    occupancy of the events they were made from, for every game of the
 //!    corpus.
-//! 3. The corpus through the reconstructor: ignored until the
-//!    reconstructor resolves captures from occupancy alone.
+//! 3. The corpus through the reconstructor: every game comes back from
+//!    occupancy alone.
 //! 4. Properties: the decoder gives the same items however the bytes are
 //!    chunked, and survives any bytes.
 
 mod support;
 
 use boardcast::{
+    alert::AlertKind,
     capture::RecordBody,
     protocol::{
         DecodeProblem, Decoded, Protocol,
@@ -25,7 +26,9 @@ use boardcast::{
     time::Timestamp,
 };
 use proptest::{collection::vec, prelude::*, sample::Index, test_runner::Config};
-use shakmaty::{Bitboard, Board, Square};
+use shakmaty::{
+    Bitboard, Board, Chess, EnPassantMode, KnownOutcome, Position, Square, fen::Fen, san::SanPlus, uci::UciMove,
+};
 
 fn decode_all(decoder: &mut SentioDecoder, chunks: &[&[u8]]) -> Vec<Decoded> {
     let mut out = Vec::new();
@@ -175,37 +178,169 @@ fn decode_all_keep(decoder: &mut SentioDecoder, bytes: &[u8]) -> Vec<Decoded> {
 // 3. The corpus through the reconstructor
 // ---------------------------------------------------------------------------
 
-/// Every game from Sentio reports, move for move. Occupancy alone does not
-/// say which piece was captured where when two captures are possible, nor
-/// what a pawn was promoted to: this waits for the reconstructor to resolve
-/// moves from occupancy (being added separately); promotions other than to
-/// a queen can never come back from occupancy alone.
+/// Every game from Sentio reports: captures whatever the order of hands
+/// (the captured piece lifted first, the capturing piece first, both in the
+/// air, or knocked off by the capturing piece, which the board does not
+/// see), castling, en passant, promotion, fast replies, boards turned 180°.
+///
+/// What occupancy alone can never show is expected as the daemon must
+/// report it:
+/// - a promotion is recorded as a queen with a `promotion_unknown` alert
+///   (three games of the corpus promote to a knight or a rook);
+/// - a capture the board did not see (the captured piece knocked off), when
+///   the capturing piece had another capture that looks the same and
+///   nothing later tells them apart (both readings stay legal to the end
+///   of the game, as Qxb5 Bxb5 and Qxe4 Bxe4 can), is not guessed: the
+///   record stops before it and the arbiter is alerted with the readings,
+///   the true one among them. Never a wrong move;
+/// - the result gesture cannot be read (the kings are not identified, and
+///   pieces moved about after the game look like moves), so it is not
+///   played, and a game has a result only when its final position forces
+///   one;
+/// - a Chess960 start position is given by the arbiter (the capture's
+///   `FEN` tag): all 960 show the same occupancy.
 #[test]
-#[ignore = "waits for occupancy reconstruction (captures resolved from occupancy alone)"]
 fn every_game_comes_back_from_sentio_reports() {
     let corpus = support::corpus();
-    let mut failures = Vec::new();
+    // BOARDCAST_CORPUS_ONLY=twic0920-sample.pgn#7 runs (and fully reports) one game.
+    let only = std::env::var("BOARDCAST_CORPUS_ONLY").ok();
+    let (mut failures, mut undecided, mut checked) = (Vec::new(), Vec::new(), 0);
     for game in &corpus {
-        let mut rng = rng_for(7, game.index);
-        let mut style = Style::varied(&mut rng);
-        style.clock = None;
-        let stream = play(&game.game, &style, &mut rng);
-        let form = ReportForm::varied(&mut rng);
-        let capture =
-            sentio_capture(&header(&game.game, Protocol::Sentio, &game.name()), &stream.events, form, &mut rng);
-        let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
-        let moves = replayed.games.first().map(support::uci).unwrap_or_default();
-        if moves != stream.expected.uci {
-            failures.push(game.name());
+        if only.as_ref().is_some_and(|o| *o != game.name()) {
+            continue;
+        }
+        checked += 1;
+        match check_sentio(game, only.is_some()) {
+            Ok(Reading::Exact) => {}
+            Ok(Reading::Undecided) => undecided.push(game.name()),
+            Err(e) => failures.push(e),
         }
     }
+    assert!(checked > 0, "no game named {only:?}");
     assert!(
         failures.is_empty(),
-        "{} of {} games failed: {:?}",
+        "{} of {checked} games failed:\n{}",
         failures.len(),
-        corpus.len(),
-        &failures[..failures.len().min(5)]
+        failures.iter().take(if only.is_some() { 1 } else { 5 }).cloned().collect::<Vec<_>>().join("\n")
     );
+    eprintln!(
+        "{} of {checked} games exact, {} stopped at an undecidable capture",
+        checked - undecided.len(),
+        undecided.len()
+    );
+    // Undecidable knocked-off captures are a minority: a reader that gave
+    // up too easily would stop far more games short.
+    assert!(
+        only.is_some() || undecided.len() * 100 <= checked * 15,
+        "{} of {checked} games stopped short: {undecided:?}",
+        undecided.len()
+    );
+}
+
+/// How a game came back from occupancy reports.
+enum Reading {
+    /// Move for move.
+    Exact,
+    /// An exact beginning, up to a capture the board could not decide,
+    /// with an alert offering the true continuation.
+    Undecided,
+}
+
+fn check_sentio(game: &support::CorpusGame, full: bool) -> Result<Reading, String> {
+    let mut rng = rng_for(7, game.index);
+    let mut style = Style::varied(&mut rng);
+    style.clock = None;
+    style.gesture = false;
+    let stream = play(&game.game, &style, &mut rng);
+    let form = ReportForm::varied(&mut rng);
+    let mut header = header(&game.game, Protocol::Sentio, &game.name());
+    if game.game.chess960 {
+        let fen = Fen::from_position(&game.game.start, EnPassantMode::Legal);
+        header.game.push(("FEN".into(), fen.to_string()));
+    }
+    let capture = sentio_capture(&header, &stream.events, form, &mut rng);
+    let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
+    let context = || {
+        let trace = support::trace(&replayed);
+        let trace = if full { trace } else { trace.lines().rev().take(12).collect::<Vec<_>>().join("\n") };
+        format!("{} (rotated: {}):\n{trace}", game.name(), style.rotated)
+    };
+    if replayed.games.len() != 1 {
+        return Err(format!("{} games instead of 1: {}", replayed.games.len(), context()));
+    }
+    let got = &replayed.games[0];
+    // The board cannot tell the new piece: every promotion is a queen.
+    let expected: Vec<String> = stream
+        .expected
+        .uci
+        .iter()
+        .map(|uci| if uci.len() == 5 { format!("{}q", &uci[..4]) } else { uci.clone() })
+        .collect();
+    let moves = support::uci(got);
+    let alerts = support::alerts(&replayed);
+    let promotions = moves.iter().filter(|uci| uci.len() == 5).count();
+    let unknown = alerts.iter().filter(|a| a.kind == AlertKind::PromotionUnknown).count();
+    if unknown != promotions {
+        return Err(format!("{unknown} promotion_unknown alerts for {promotions} promotions: {}", context()));
+    }
+    if moves == expected {
+        let forced = forced_outcome(got.position());
+        let result = got.result.map(|r| r.outcome);
+        if result != forced {
+            return Err(format!("result {result:?}, expected {forced:?}: {}", context()));
+        }
+        return Ok(Reading::Exact);
+    }
+    let at = moves.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(moves.len().min(expected.len()));
+    if at < moves.len() || moves.len() >= expected.len() {
+        return Err(format!(
+            "a wrong move at ply {} of {}: got {:?}, expected {:?}: {}",
+            at + 1,
+            expected.len(),
+            moves.get(at),
+            expected.get(at),
+            context()
+        ));
+    }
+    // Stopped short: the arbiter was offered the move that came next.
+    let next = {
+        let pos = got.position().clone();
+        let m = UciMove::from_ascii(expected[at].as_bytes()).unwrap().to_move(&pos).unwrap();
+        SanPlus::from_move_and_play_unchecked(&mut pos.clone(), m).to_string()
+    };
+    let offered = alerts
+        .iter()
+        .rev()
+        .find(|a| a.kind == AlertKind::AmbiguousMoves)
+        .is_some_and(|a| readings(&a.message).iter().any(|r| r.split_whitespace().next() == Some(next.as_str())));
+    if !offered || got.result.is_some() {
+        return Err(format!(
+            "stopped at ply {} of {} without offering {next} in an ambiguous_moves alert (or with a result): {}",
+            at + 1,
+            expected.len(),
+            context()
+        ));
+    }
+    Ok(Reading::Undecided)
+}
+
+/// The readings an `ambiguous_moves` alert offers: `"... can be read more
+/// than one way (Qxb5 Bxb5 or Qxe4 Bxe4); waiting ..."`.
+fn readings(message: &str) -> Vec<&str> {
+    let Some((_, rest)) = message.split_once("more than one way (") else { return Vec::new() };
+    let Some((listed, _)) = rest.split_once("); waiting") else { return Vec::new() };
+    listed.split(" or ").collect()
+}
+
+/// The result the final position forces.
+fn forced_outcome(pos: &Chess) -> Option<KnownOutcome> {
+    if pos.is_checkmate() {
+        Some(KnownOutcome::Decisive { winner: !pos.turn() })
+    } else if pos.is_stalemate() || pos.is_insufficient_material() {
+        Some(KnownOutcome::Draw)
+    } else {
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------

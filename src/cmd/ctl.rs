@@ -73,6 +73,12 @@ enum Action {
         #[arg(required = true)]
         san: Vec<String>,
     },
+    /// The last promotion made this piece (an occupancy-only board records
+    /// a queen).
+    Promote {
+        /// queen, rook, bishop or knight.
+        piece: String,
+    },
     /// Goes on from this position (FEN), as a new game record.
     Position {
         /// The position.
@@ -115,6 +121,7 @@ impl Action {
             }
             Self::TakeBack => Command::TakeBack,
             Self::Moves { san } => Command::Moves { san },
+            Self::Promote { piece } => Command::Promote { piece },
             Self::Position { fen } => Command::SetPosition { fen },
             Self::Flip => Command::Flip,
             Self::Players { white, black } => {

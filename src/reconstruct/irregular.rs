@@ -31,6 +31,11 @@ impl Reconstructor {
         if self.settle_at.take().is_some() {
             self.judge_settled(now);
         }
+        // Readings of an occupancy board in which `by` has not moved yet
+        // give way.
+        if self.following_lines() {
+            self.lines_pressed(now, by);
+        }
         let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
             return;
         };
@@ -77,6 +82,12 @@ impl Reconstructor {
             let Some(play) = self.play.as_ref() else {
                 return;
             };
+            if play.lines.as_ref().and_then(|l| l.quiet_at).is_some_and(|t| t <= now) {
+                self.lines_quiet(now);
+            }
+            let Some(play) = self.play.as_ref() else {
+                return;
+            };
             if play.quiet_at.is_some_and(|t| t <= now) {
                 let pending_on_board = play.record.pending().is_some() && play.diff.is_empty();
                 let play = self.play.as_mut().expect("checked above");
@@ -109,6 +120,11 @@ impl Reconstructor {
         let Some(press) = play.press.take() else {
             return;
         };
+        if play.lines.is_some() {
+            // The board is read several ways and the record is behind it:
+            // the press says nothing about the game position.
+            return;
+        }
         let known = play.known.clone();
         let ply = play.record.completed_plies();
         if known.pos.turn() != press.by {

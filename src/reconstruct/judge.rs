@@ -13,7 +13,9 @@ use shakmaty::{Color, KnownOutcome, Move, Position, Role};
 use super::{
     Reconstructor, Source,
     gesture::result_gesture,
+    known::Known,
     matcher::{Found, could_continue, effect, find_move, find_sequences, move_then_opponent},
+    occupancy::{Line, shown_capture, sift},
     start::{Start, find_start, find_wrong_start},
 };
 use crate::{
@@ -50,6 +52,12 @@ enum Verdict {
     FillIn(Vec<Move>),
     /// Several moves at once, more than one way.
     Ambiguous(Vec<Vec<Move>>),
+    /// An occupancy board that can be read more than one way: follow each
+    /// reading until the board tells (`occupancy.rs`).
+    Follow(Vec<Line>),
+    /// The first move shows an occupancy board turned 180° (its start
+    /// position looked the same either way).
+    TurnBoard,
     /// The opponent answered an illegal move (A.5.2).
     Standing,
     /// A new game set up.
@@ -61,7 +69,9 @@ enum Verdict {
 impl Reconstructor {
     /// Judges the board right after a change.
     pub(super) fn judge_now(&mut self, now: Timestamp) {
-        if self.play.as_ref().is_some_and(|p| !p.over) {
+        // Readings of an occupancy board are followed from one still board
+        // to the next.
+        if self.play.as_ref().is_some_and(|p| !p.over) && !self.following_lines() {
             let verdict = self.verdict(false);
             self.act(now, verdict, false);
         }
@@ -69,7 +79,9 @@ impl Reconstructor {
 
     /// Judges the board once it has been still for `settle`.
     pub(super) fn judge_settled(&mut self, now: Timestamp) {
-        if self.play.as_ref().is_some_and(|p| !p.over) {
+        if self.following_lines() {
+            self.judge_lines(now);
+        } else if self.play.as_ref().is_some_and(|p| !p.over) {
             let verdict = self.verdict(true);
             self.act(now, verdict, true);
         } else {
@@ -99,13 +111,22 @@ impl Reconstructor {
             match find_move(known, picture, diff, false) {
                 Found::One(m) if settled || !could_continue(known, m) => return Verdict::Make(m),
                 Found::One(m) => return Verdict::Seen(m),
-                Found::Several(moves) if settled => {
-                    if let Some(m) = unknown_promotion(&moves) {
-                        return Verdict::MakeUnknownPromotion(m);
+                Found::Several(moves) => {
+                    if let Some(verdict) = self.one_of(known, &moves, settled) {
+                        return verdict;
                     }
                 }
-                Found::Several(_) | Found::None => {}
+                Found::None => {}
             }
+        }
+        // On an occupancy board a capture shows only its origin emptied: it
+        // is made once the board saw its target emptied and filled again.
+        let occupancy = self.occupancy();
+        if occupancy
+            && !placed
+            && let Some(verdict) = self.shown_capture(known, diff)
+        {
+            return verdict;
         }
 
         // The made move was changed or taken back before completion.
@@ -118,12 +139,14 @@ impl Reconstructor {
             };
             let before_diff = diff.without(changed) | (changed & picture.diff(before.pos.board()));
             if before_diff.is_empty() {
-                return Verdict::Retract;
+                // An occupancy board may have seen moves made since that
+                // lead back to the same squares (Rh8 Ke7 Rh7+ Kd6).
+                return if occupancy { self.follow_moves(false).unwrap_or(Verdict::Retract) } else { Verdict::Retract };
             }
             // A changed move leaves the mover's piece where the position
             // before had none of it.
             if (2..=4).contains(&before_diff.count())
-                && !(before_diff & picture.by_color(pending.mover)).is_empty()
+                && !(before_diff & (picture.by_color(pending.mover) | picture.unknown())).is_empty()
                 && let Found::One(m) = find_move(before, picture, before_diff, false)
                 && (settled || !could_continue(before, m))
             {
@@ -169,7 +192,11 @@ impl Reconstructor {
             return Verdict::Wait;
         }
         // The move is on the board and the opponent has pieces in the air.
-        if let Found::One(m) = find_move(known, picture, diff, true)
+        // (An occupancy board cannot tell whose piece was put down, nor a
+        // capture it did not see from a lifted piece: the lines below
+        // follow every reading.)
+        if !occupancy
+            && let Found::One(m) = find_move(known, picture, diff, true)
             && opponents_lifted(diff.without(effect(pos, m).squares()), pos.turn())
         {
             return Verdict::Make(m);
@@ -177,13 +204,24 @@ impl Reconstructor {
         // Only pieces in the air: a move in progress, however long it takes.
         // (A capture and recapture on one square can leave this picture too,
         // but pieces in hand are far likelier, and the next move tells.)
+        // On an occupancy board it is also what a capture shows when the
+        // board did not see the captured piece go: both are followed.
         if diff.into_iter().all(|sq| picture.get(sq) == Cell::Empty) {
-            return Verdict::Wait;
+            return if occupancy { self.follow_moves(true).unwrap_or(Verdict::Wait) } else { Verdict::Wait };
         }
 
         // The opponent answered an illegal move: it stands (A.5.2).
         if self.standing_reply().is_some() {
             return Verdict::Standing;
+        }
+
+        // An occupancy board's start position looks the same turned 180°:
+        // the first moves tell which way round it is.
+        if play.orientation_open
+            && play.record.plies.is_empty()
+            && let Some(verdict) = self.orientation()
+        {
+            return verdict;
         }
 
         // Several moves at once: fast play, or moves made while the board
@@ -195,7 +233,16 @@ impl Reconstructor {
         let board = pos.board();
         let both_sides =
             Color::ALL.into_iter().all(|color| !(diff & (board.by_color(color) | picture.by_color(color))).is_empty());
-        let mut sequences = if both_sides && !play.illegal_unresolved {
+        // On an occupancy board every reading is followed (`occupancy.rs`);
+        // a square whose piece was replaced shows no difference there, so
+        // both sides' squares need not differ.
+        if occupancy
+            && !play.illegal_unresolved
+            && let Some(verdict) = self.follow_moves(true)
+        {
+            return verdict;
+        }
+        let mut sequences = if both_sides && !play.illegal_unresolved && !occupancy {
             find_sequences(known, picture, self.config.fill_in_plies, None)
         } else {
             Vec::new()
@@ -246,7 +293,7 @@ impl Reconstructor {
                     self.act(now, verdict, settled);
                 }
             }
-            Verdict::MakeUnknownPromotion(m) => self.make_unknown_promotion(now, m),
+            Verdict::MakeUnknownPromotion(m) => self.make_unknown_promotion(now, m, Source::OnBoard),
             Verdict::Seen(m) => {
                 if play.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
                     // Only the position: its moves are generated if the
@@ -264,9 +311,26 @@ impl Reconstructor {
                     self.act(now, verdict, settled);
                 }
             }
-            Verdict::CompletePending => self.complete_last(now, None),
+            Verdict::CompletePending => {
+                self.complete_last(now, None);
+                // On an occupancy board the lifted piece may also have made
+                // a capture the board could not see: settled, that is
+                // judged now, as nothing may change again to prompt it.
+                if settled && self.occupancy() {
+                    let verdict = self.verdict(settled);
+                    self.act(now, verdict, settled);
+                }
+            }
             Verdict::FillIn(line) => self.fill_in(now, &line, Source::Inferred),
             Verdict::Ambiguous(lines) => self.ambiguous(now, lines),
+            Verdict::Follow(lines) => self.follow_lines(now, lines),
+            Verdict::TurnBoard => {
+                self.turn_board(now);
+                if self.play.as_ref().is_some_and(|p| !p.over && !p.diff.is_empty()) {
+                    let verdict = self.verdict(settled);
+                    self.act(now, verdict, settled);
+                }
+            }
             Verdict::Standing => self.stand(now),
             Verdict::NewGame(start) => self.start_game(now, start),
             Verdict::Unexplained => {
@@ -274,6 +338,22 @@ impl Reconstructor {
                     play.unexplained_since = Some(now);
                 }
             }
+        }
+    }
+
+    /// While lines are followed, no line explains the board: a new game set
+    /// up or the result gesture end them; anything else (a move half made,
+    /// a piece knocked over) leaves them waiting for the board, and is
+    /// published as out of sync if it lasts.
+    pub(super) fn lines_unexplained(&mut self, now: Timestamp) {
+        let verdict = self.verdict(true);
+        if matches!(verdict, Verdict::NewGame(_) | Verdict::Gesture(_)) {
+            self.drop_lines();
+            return self.act(now, verdict, true);
+        }
+        let play = self.play.as_mut().expect("a game is in progress");
+        if play.unexplained_since.is_none() {
+            play.unexplained_since = Some(now);
         }
     }
 
@@ -458,6 +538,92 @@ fn unknown_promotion(moves: &[Move]) -> Option<Move> {
     moves.iter().copied().find(|m| m.promotion() == Some(Role::Queen))
 }
 
+/// What an occupancy board shows, judged out of line: boards that identify
+/// pieces never come here, and their judging stays as small as it was.
+impl Reconstructor {
+    /// Several moves look alike on the board (it cannot tell some pieces
+    /// apart): the one the sensor history leaves, or every reading to
+    /// follow once the board has settled.
+    #[cold]
+    #[inline(never)]
+    fn one_of(&self, known: &Known, moves: &[Move], settled: bool) -> Option<Verdict> {
+        if !self.occupancy() {
+            return unknown_promotion(moves).filter(|_| settled).map(Verdict::MakeUnknownPromotion);
+        }
+        match sift(known, &self.changes(), moves, self.last_began())[..] {
+            // The new piece is not seen until the board has settled.
+            [m] if m.is_promotion() => settled.then_some(Verdict::MakeUnknownPromotion(m)),
+            [m] if settled || !could_continue(known, m) => Some(Verdict::Make(m)),
+            [m] => Some(Verdict::Seen(m)),
+            _ if settled => self.follow_moves(false),
+            _ => None,
+        }
+    }
+
+    /// A capture the board saw made while only pieces are lifted.
+    #[cold]
+    #[inline(never)]
+    fn shown_capture(&self, known: &Known, diff: shakmaty::Bitboard) -> Option<Verdict> {
+        let m = shown_capture(known, &self.picture, diff, &self.changes(), self.last_began())?;
+        Some(if m.is_promotion() { Verdict::MakeUnknownPromotion(m) } else { Verdict::Make(m) })
+    }
+
+    /// The readings of the board from the game position, to follow: if
+    /// any has a move (or, with `in_air_too`, if there are several, one of
+    /// them a piece still in the hand).
+    #[cold]
+    #[inline(never)]
+    fn follow_moves(&self, in_air_too: bool) -> Option<Verdict> {
+        let lines = self.lines_from_game(&self.picture, &self.changes());
+        let moved = lines.iter().any(|line| !line.steps.is_empty());
+        (moved || (in_air_too && lines.len() > 1)).then_some(Verdict::Follow(lines))
+    }
+
+    /// Before the first move of a board whose start position looks the
+    /// same turned 180°: whether the board shows moves only when turned.
+    #[cold]
+    #[inline(never)]
+    fn orientation(&self) -> Option<Verdict> {
+        let turned = self.picture.rotated();
+        if self.lines_from_game(&turned, &self.changes().rotated()).is_empty() {
+            return None;
+        }
+        // Both ways (1.e4 e5 is 1.d4 d5 turned): the next move tells.
+        let here = self.lines_from_game(&self.picture, &self.changes());
+        Some(if here.is_empty() { Verdict::TurnBoard } else { Verdict::Wait })
+    }
+
+    /// The board turned out to report its squares turned 180°: read it the
+    /// other way round from now on (or alert, per configuration).
+    fn turn_board(&mut self, now: Timestamp) {
+        let play = self.play.as_mut().expect("a game is in progress");
+        play.orientation_open = false;
+        if self.config.rotated_board == super::RotatedBoard::Alert {
+            return self.alert(
+                now,
+                AlertKind::RotatedBoard,
+                None,
+                "the first move shows the board turned 180° (the start position looks the same either way on a board that sees only occupancy): turn the board or set rotated_board = \"flip\"".into(),
+                Vec::new(),
+                now,
+            );
+        }
+        self.rotated = !self.rotated;
+        self.picture = self.picture.rotated();
+        self.log.rotate();
+        let play = self.play.as_mut().expect("a game is in progress");
+        play.resync(&self.picture);
+        self.alert(
+            now,
+            AlertKind::RotatedBoard,
+            None,
+            "the first move shows the board turned 180° (the start position looks the same either way on a board that sees only occupancy); its squares are read turned from now on".into(),
+            Vec::new(),
+            now,
+        );
+    }
+}
+
 /// Whether every line ends in the same position (pieces, side to move,
 /// castling rights, en passant square): the same moves, or moves with the
 /// same effect, in different orders.
@@ -474,7 +640,8 @@ fn transpositions(pos: &shakmaty::Chess, lines: &[Vec<Move>]) -> bool {
     lines[1..].iter().all(|line| end(line) == first)
 }
 
-fn describe_line(pos: &shakmaty::Chess, line: &[Move]) -> String {
+/// `"Nf3 e5 Nc3"`: moves from `pos` for messages.
+pub(super) fn describe_line(pos: &shakmaty::Chess, line: &[Move]) -> String {
     let mut pos = pos.clone();
     let mut out = Vec::new();
     for &m in line {

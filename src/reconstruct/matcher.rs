@@ -74,13 +74,15 @@ pub(crate) fn effect(pos: &Chess, m: Move) -> Effect {
 }
 
 /// Whether `m` can be the move the board shows, by a test cheaper than
-/// working out its effect: a move changes its origin and its target.
+/// working out its effect: a move changes its origin, and its target too
+/// unless the target is in `reach` for another reason (an occupancy board
+/// shows a capture's target occupied before and after).
 /// ([`Known::candidates`] has already tested this for every move but
 /// castling.)
 #[inline]
-fn touches(m: Move, diff: Bitboard) -> bool {
+fn touches(m: Move, diff: Bitboard, reach: Bitboard) -> bool {
     match m {
-        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => diff.contains(from) && diff.contains(to),
+        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => diff.contains(from) && reach.contains(to),
         Move::Castle { king, rook } => diff.contains(king) || diff.contains(rook),
         Move::Put { .. } => false,
     }
@@ -103,7 +105,8 @@ pub(crate) enum Found {
     /// Exactly this move.
     One(Move),
     /// Several moves (only possible where the board cannot tell pieces
-    /// apart, e.g. promotions on occupancy boards).
+    /// apart: promotions, and captures from the same square, on occupancy
+    /// boards).
     Several(Vec<Move>),
 }
 
@@ -120,9 +123,14 @@ pub(crate) fn find_move(known: &Known, picture: &Picture, diff: Bitboard, lifted
     if diff.is_empty() || (!lifted_ok && diff.count() > 4) {
         return Found::None;
     }
+    // An occupancy board shows a capture's target occupied before and
+    // after, so only the origin differs: the target need only hold
+    // something unidentified. (Boards that identify pieces have no such
+    // squares, and look only at the squares that differ.)
+    let reach = diff | picture.unknown();
     let mut found = Found::None;
-    for m in known.candidates(diff) {
-        if !touches(m, diff) {
+    for m in known.candidates(reach) {
+        if !touches(m, diff, reach) {
             continue;
         }
         let effect = effect(pos, m);
@@ -156,7 +164,7 @@ pub(crate) fn move_then_opponent(known: &Known, picture: &Picture, diff: Bitboar
     let (mover, board) = (pos.turn(), pos.board());
     let mut found = None;
     for m in known.candidates(diff) {
-        if !touches(m, diff) {
+        if !touches(m, diff, diff) {
             continue;
         }
         let effect = effect(pos, m);
@@ -346,6 +354,23 @@ mod tests {
         let Found::Several(moves) = find(&p, &picture) else { panic!("expected several") };
         let roles: Vec<Role> = moves.iter().filter_map(|m| m.promotion()).collect();
         assert_eq!(roles.len(), 4);
+    }
+
+    #[test]
+    fn occupancy_boards_show_a_capture_by_its_origin_alone() {
+        // Bxa6 and Bxh7 both leave only d3 changed.
+        let p = pos("4k3/7n/n7/8/8/3B4/8/4K3 w - - 0 1");
+        let mut picture = Picture::empty();
+        for sq in p.board().occupied() {
+            picture.set(sq, crate::sensor::Cell::Occupied);
+        }
+        picture.set(Square::D3, crate::sensor::Cell::Empty);
+        let Found::Several(moves) = find(&p, &picture) else { panic!("expected several") };
+        let targets: Vec<Square> = moves.iter().map(|m| m.to()).collect();
+        assert_eq!(targets, [Square::A6, Square::H7]);
+        // A board that identifies pieces shows the target too.
+        let identified = Picture::from_board(after(&p, "Bxa6").board());
+        assert_eq!(find(&p, &identified), Found::One(san(&p, "Bxa6")));
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod irregular;
 mod judge;
 mod known;
 mod matcher;
+mod occupancy;
 mod operator;
 mod play;
 mod start;
@@ -149,6 +150,15 @@ struct Play {
     claims: Vec<crate::game::end::Claimable>,
     /// The ply count at which an irregular position (A.5.4) was first seen.
     irregular_at: Option<usize>,
+    /// An occupancy board read more than one way: the readings followed
+    /// until the board tells which is right (`occupancy.rs`).
+    lines: Option<Box<occupancy::Lines>>,
+    /// The start position looked the same turned 180° (an occupancy board):
+    /// the first move tells which way round the board is.
+    orientation_open: bool,
+    /// What an occupancy board saw of the last move on the record: the
+    /// moves after it are judged against it.
+    previous: occupancy::Previous,
 }
 
 /// How the board told of a move being put on the record.
@@ -323,6 +333,7 @@ impl Reconstructor {
             }
             if !play.over {
                 next.consider(play.quiet_at);
+                next.consider(play.lines.as_ref().and_then(|l| l.quiet_at));
             }
         }
         next.0

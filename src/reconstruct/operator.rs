@@ -1,14 +1,15 @@
 //! Operator commands applied to the game (`operator.rs` says what each is
 //! for). Each change goes out as an explicit event: a move taken back is
-//! `retracted`, a corrected result is a new `ended`, new tags are
+//! `retracted`, a corrected promotion is `amended` (with every later move
+//! it changes), a corrected result is a new `ended`, new tags are
 //! `tags_changed`; nothing already published is rewritten in silence.
 
-use shakmaty::{CastlingMode, Color, KnownOutcome, Position, fen::Fen, san::San};
+use shakmaty::{CastlingMode, Chess, Color, KnownOutcome, Move, Position, Role, fen::Fen, san::San};
 
 use super::{Reconstructor, Source, known::Known, play::move_info, start::Start};
 use crate::{
     event::{BoardStatus, EventKind},
-    game::{GameResult, Termination},
+    game::{GameResult, PlyMove, Termination, end::forced_result_with},
     operator::{Command, Reason},
     time::Timestamp,
 };
@@ -39,8 +40,10 @@ impl Reconstructor {
             Command::SetResult { result, reason } => self.set_result(now, result, *reason),
             Command::TakeBack => self.take_back(now),
             Command::Moves { san } => self.enter_moves(now, san),
+            Command::Promote { piece } => self.amend_promotion(now, piece),
             Command::SetPosition { fen } => self.set_position(now, fen),
             Command::Flip => {
+                self.drop_lines();
                 self.rotated = !self.rotated;
                 self.picture = self.picture.rotated();
                 self.picture_changed(now, false);
@@ -128,6 +131,7 @@ impl Reconstructor {
         play.gesture = None;
         play.illegal_unresolved = false;
         play.claims.clear();
+        play.lines = None;
         play.resync(&self.picture);
         self.emit(now, EventKind::MoveRetracted { previous: previous.clone() });
         if reopened {
@@ -149,6 +153,9 @@ impl Reconstructor {
         if moves.is_empty() {
             return Err("no moves given".into());
         }
+        // The moves entered say how the board is to be read.
+        self.drop_lines();
+        let play = self.play.as_ref().ok_or("no game on this board")?;
         // Every move must be legal in turn before any is recorded.
         let mut pos = play.known.pos.clone();
         let mut line = Vec::with_capacity(moves.len());
@@ -171,6 +178,109 @@ impl Reconstructor {
             }
         }
         Ok(format!("entered {}", moves.join(" ")))
+    }
+
+    /// The last promotion made `piece`: that ply and every later one are
+    /// recorded again from it (what a later move captures, its SAN and the
+    /// positions change), each change published as `amended`. Refused if a
+    /// later move would not be legal with the new piece.
+    fn amend_promotion(&mut self, now: Timestamp, piece: &str) -> Result<String, String> {
+        let role = promotion_role(piece)?;
+        let play = self.play.as_ref().ok_or("no game on this board")?;
+        let plies = &play.record.plies;
+        let index = plies
+            .iter()
+            .rposition(|p| matches!(p.mv, PlyMove::Legal(m) if m.is_promotion()))
+            .ok_or("the game has no promotion")?;
+        let PlyMove::Legal(old) = plies[index].mv else { unreachable!("found as a legal promotion") };
+        if old.promotion() == Some(role) {
+            return Ok(format!("ply {} already promotes to a {}", index + 1, role_word(role)));
+        }
+        let moves = replayed_with(play.record.position_before(index), &plies[index..], role)?;
+        let was = plies[index].san;
+        let amended = self.rewrite_from(now, index, &moves);
+        self.after_amended_promotion(now);
+        let now_san = self.play.as_ref().map(|p| p.record.plies[index].san);
+        let later = if amended > 1 { format!(" (and {} later moves amended)", amended - 1) } else { String::new() };
+        Ok(format!("ply {}: {was} is now {}{later}", index + 1, now_san.map_or_else(String::new, |s| s.to_string())))
+    }
+
+    /// Records plies `index..` again as `moves`, keeping when each was made,
+    /// completed and pressed for; publishes each ply that changed. Returns
+    /// how many did.
+    fn rewrite_from(&mut self, now: Timestamp, index: usize, moves: &[Move]) -> usize {
+        let play = self.play.as_mut().expect("checked by the caller");
+        let mut old = Vec::with_capacity(moves.len());
+        for i in (index..play.record.plies.len()).rev() {
+            let info = move_info(&play.record, i);
+            old.push((play.record.pop().expect("a ply to rewrite"), info));
+        }
+        old.reverse();
+        let mut changed = Vec::new();
+        for ((ply, before), &m) in old.into_iter().zip(moves) {
+            let i = play.record.plies.len();
+            play.record.push(m, ply.made_at, ply.inferred);
+            let new = play.record.plies.last_mut().expect("just pushed");
+            new.status = ply.status;
+            new.completed_at = ply.completed_at;
+            new.pressed_at = ply.pressed_at;
+            new.clock_ms = ply.clock_ms;
+            new.order_uncertain = ply.order_uncertain;
+            new.entered = ply.entered;
+            if new.san != ply.san || new.after != ply.after {
+                changed.push((before, move_info(&play.record, i)));
+            }
+        }
+        let amended = changed.len();
+        for (previous, now_info) in changed {
+            self.emit(now, EventKind::MoveAmended { previous: Box::new(previous), now: Box::new(now_info) });
+        }
+        amended
+    }
+
+    /// After the record was rewritten: the game position, and the result
+    /// where the position decided it.
+    fn after_amended_promotion(&mut self, now: Timestamp) {
+        let play = self.play.as_mut().expect("checked by the caller");
+        play.known = Known::new(play.record.position().clone());
+        let last = play.record.plies.len() - 1;
+        play.before = Some(Box::new(Known::new(play.record.position_before(last).clone())));
+        play.seen = None;
+        play.lines = None;
+        play.resync(&self.picture);
+        let forced = forced_result_with(&play.record, play.known.has_moves());
+        let decided_by_board = play.record.result.is_some_and(|r| {
+            matches!(
+                r.termination,
+                Termination::Checkmate
+                    | Termination::Stalemate
+                    | Termination::DeadPosition
+                    | Termination::FivefoldRepetition
+                    | Termination::SeventyFiveMoves
+            )
+        });
+        match forced {
+            Some(result) if play.record.result != Some(result) && (decided_by_board || !play.over) => {
+                if play.record.pending().is_some() {
+                    self.complete_last(now, None);
+                }
+                if self.play.as_ref().is_some_and(|p| p.over) {
+                    self.play.as_mut().expect("checked").record.result = Some(result);
+                    self.emit(now, EventKind::GameEnded(result));
+                } else {
+                    self.end_game(now, result);
+                }
+            }
+            None if decided_by_board => {
+                // The position no longer ends the game: it goes on.
+                play.record.result = None;
+                play.over = false;
+                play.status = BoardStatus::InSync;
+                self.emit(now, EventKind::Status(BoardStatus::InSync));
+                self.settle_at = Some(now + self.config.settle);
+            }
+            _ => {}
+        }
     }
 
     fn set_position(&mut self, now: Timestamp, fen: &str) -> Result<String, String> {
@@ -214,6 +324,56 @@ impl Reconstructor {
     fn set_setup_tag(&mut self, name: &str, value: &str) {
         set_tag(&mut self.setup.tags, name, value);
     }
+}
+
+/// The piece named in a `promotion` command.
+fn promotion_role(piece: &str) -> Result<Role, String> {
+    match piece.trim().to_ascii_lowercase().as_str() {
+        "q" | "queen" => Ok(Role::Queen),
+        "r" | "rook" => Ok(Role::Rook),
+        "b" | "bishop" => Ok(Role::Bishop),
+        "n" | "knight" => Ok(Role::Knight),
+        other => Err(format!("{other:?} is not a piece a pawn can become: queen, rook, bishop or knight")),
+    }
+}
+
+fn role_word(role: Role) -> &'static str {
+    match role {
+        Role::Queen => "queen",
+        Role::Rook => "rook",
+        Role::Bishop => "bishop",
+        Role::Knight => "knight",
+        Role::Pawn => "pawn",
+        Role::King => "king",
+    }
+}
+
+/// The moves of `plies` (the first a promotion) played from `start` with
+/// the promotion to `role`: each later move the same squares (what it
+/// captures may differ), and still legal.
+fn replayed_with(start: &Chess, plies: &[crate::game::Ply], role: Role) -> Result<Vec<Move>, String> {
+    let mut pos = start.clone();
+    let mut moves = Vec::with_capacity(plies.len());
+    for (i, ply) in plies.iter().enumerate() {
+        let PlyMove::Legal(m) = ply.mv else {
+            return Err(format!("ply {} after it is an illegal move that stood", i + 1));
+        };
+        let promotion = if i == 0 { Some(role) } else { m.promotion() };
+        let same = |l: &Move| {
+            l.from() == m.from() && l.to() == m.to() && l.promotion() == promotion && l.is_castle() == m.is_castle()
+        };
+        let Some(again) = pos.legal_moves().into_iter().find(same) else {
+            let text = ply.san.to_string();
+            return Err(if i == 0 {
+                format!("{text} cannot promote to a {}", role_word(role))
+            } else {
+                format!("{text} would not be legal after promoting to a {}", role_word(role))
+            });
+        };
+        pos.play_unchecked(again);
+        moves.push(again);
+    }
+    Ok(moves)
 }
 
 /// Sets (or, with an empty value, removes) a tag, keeping the order.

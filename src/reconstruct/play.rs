@@ -95,6 +95,9 @@ impl Reconstructor {
         let mut record = GameRecord::new(number, start.position.clone(), start.castling_mode, start.set_up, now);
         record.tags = self.setup.tags.clone();
         let diff = self.picture.diff(record.position().board());
+        // An occupancy board's start position looks the same turned round.
+        let orientation_open =
+            !self.picture.unknown().is_empty() && self.picture.rotated().agrees_with(record.position().board());
         self.play = Some(Play {
             known: Known::new(start.position.clone()),
             record,
@@ -116,6 +119,9 @@ impl Reconstructor {
             before: None,
             claims: Vec::new(),
             irregular_at: None,
+            lines: None,
+            orientation_open,
+            previous: Default::default(),
         });
         self.emit(
             now,
@@ -130,8 +136,13 @@ impl Reconstructor {
     /// The board shows a new legal move.
     pub(super) fn make_move(&mut self, now: Timestamp, m: Move, how: Source) {
         let since = self.window_start(0);
+        // What an occupancy board saw of the move orders the next ones.
+        let changes = self.occupancy().then(|| self.changes());
         let play = self.play.as_mut().expect("a game is in progress");
         let mover = play.known.pos.turn();
+        if let Some(changes) = changes {
+            play.previous = play.previous.then(&changes, &play.known.pos, m);
+        }
         // The sensor history says nothing about a move the operator entered.
         let findings = if how == Source::Entered {
             Vec::new()
@@ -184,8 +195,8 @@ impl Reconstructor {
 
     /// An occupancy board shows a promotion: record a queen and ask the
     /// operator to confirm.
-    pub(super) fn make_unknown_promotion(&mut self, now: Timestamp, m: Move) {
-        self.make_move(now, m, Source::OnBoard);
+    pub(super) fn make_unknown_promotion(&mut self, now: Timestamp, m: Move, how: Source) {
+        self.make_move(now, m, how);
         let play = self.play.as_ref().expect("a game is in progress");
         let ply = play.record.plies.len();
         let mover = !play.known.pos.turn();

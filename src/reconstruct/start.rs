@@ -50,8 +50,10 @@ fn start_in(picture: &Picture, expected: &Expected) -> Option<(Chess, CastlingMo
         Expected::Standard => {
             picture.agrees_with(&Board::new()).then(|| (Chess::default(), CastlingMode::Standard, false))
         }
+        // A configured position keeps its own castling rules (a Chess960
+        // start given as a FEN).
         Expected::Position(pos) => {
-            picture.agrees_with(pos.board()).then(|| (pos.as_ref().clone(), CastlingMode::Standard, true))
+            picture.agrees_with(pos.board()).then(|| (pos.as_ref().clone(), pos.castles().mode(), true))
         }
         Expected::Chess960 => {
             let board = picture.to_board()?;

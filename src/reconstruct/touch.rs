@@ -76,6 +76,43 @@ impl SensorLog {
         recent.into_iter().rev().map(|e| Evidence { t: e.t, seen: e.seen.clone() }).collect()
     }
 
+    /// When each square was recently seen emptied and filled: what an
+    /// occupancy-only board says about which pieces were handled
+    /// (`occupancy.rs`). One pass over the log, rather than a search per
+    /// question.
+    /// The board was still whenever nothing changed for `settle`.
+    pub(crate) fn changes(&self, settle: Duration) -> Changes {
+        let mut changes =
+            Changes { emptied: [Times::default(); 64], filled: [Times::default(); 64], still: Vec::new() };
+        let mut previous: Option<Timestamp> = None;
+        for entry in &self.entries {
+            let Seen::Square { square, cell } = entry.seen else {
+                continue;
+            };
+            match (entry.before.is_occupied(), cell.is_occupied()) {
+                (true, false) => changes.emptied[square as usize].push(entry.t),
+                (false, true) => changes.filled[square as usize].push(entry.t),
+                _ => {}
+            }
+            if let Some(before) = previous.filter(|&before| entry.t.saturating_since(before) >= settle) {
+                changes.still.push((before, entry.t));
+            }
+            previous = Some(entry.t);
+        }
+        changes
+    }
+
+    /// Maps every square in the log to the other side of the board: the
+    /// board turned out to report its squares turned 180° (an occupancy
+    /// board's start position looks the same either way).
+    pub(crate) fn rotate(&mut self) {
+        for entry in &mut self.entries {
+            if let Seen::Square { square, .. } = &mut entry.seen {
+                *square = square.flip_vertical().flip_horizontal();
+            }
+        }
+    }
+
     /// Whether a piece lifted since `since` was put back on its square: a
     /// touch that did not lead to a move, the only kind 4.3 is about. Found
     /// without listing the lifts, as most moves have no such touch.
@@ -118,6 +155,80 @@ impl SensorLog {
             }
         }
         lifts
+    }
+}
+
+/// How many times of each kind a square's history keeps: a square is
+/// emptied a few times in one move at most (a piece lifted, a flicker).
+const HISTORY: usize = 6;
+
+/// The latest times something happened to a square, oldest first.
+#[derive(Clone, Copy, Debug, Default)]
+struct Times {
+    at: [Timestamp; HISTORY],
+    len: usize,
+}
+
+impl Times {
+    fn push(&mut self, t: Timestamp) {
+        if self.len == HISTORY {
+            self.at.rotate_left(1);
+            self.len -= 1;
+        }
+        self.at[self.len] = t;
+        self.len += 1;
+    }
+
+    fn last(&self) -> Option<Timestamp> {
+        self.len.checked_sub(1).map(|i| self.at[i])
+    }
+
+    /// The first time at or after `after` (without `after`, the last).
+    fn first_since(&self, after: Option<Timestamp>) -> Option<Timestamp> {
+        match after {
+            Some(after) => self.at[..self.len].iter().copied().find(|&t| t >= after),
+            None => self.last(),
+        }
+    }
+}
+
+/// When each square was recently seen emptied and filled.
+#[derive(Clone, Debug)]
+pub(crate) struct Changes {
+    emptied: [Times; 64],
+    filled: [Times; 64],
+    /// When the board stood still (from one change to the next).
+    still: Vec<(Timestamp, Timestamp)>,
+}
+
+impl Changes {
+    /// When a piece first left `square` at or after `after` (without
+    /// `after`, when one last left it).
+    pub(crate) fn emptied_since(&self, square: Square, after: Option<Timestamp>) -> Option<Timestamp> {
+        self.emptied[square as usize].first_since(after)
+    }
+
+    /// When a piece was first put on `square` at or after `after`.
+    pub(crate) fn filled_since(&self, square: Square, after: Option<Timestamp>) -> Option<Timestamp> {
+        self.filled[square as usize].first_since(after)
+    }
+
+    /// When a piece was last put on `square`.
+    pub(crate) fn filled(&self, square: Square) -> Option<Timestamp> {
+        self.filled[square as usize].last()
+    }
+
+    /// Whether the board stood still at some time from `from` to `to`.
+    pub(crate) fn still_between(&self, from: Timestamp, to: Timestamp) -> bool {
+        self.still.iter().rev().take_while(|&&(_, end)| end > from).any(|&(start, end)| start >= from && end <= to)
+    }
+
+    /// The same, for the board read turned 180°.
+    pub(crate) fn rotated(&self) -> Self {
+        let (mut emptied, mut filled) = (self.emptied, self.filled);
+        emptied.reverse();
+        filled.reverse();
+        Self { emptied, filled, still: self.still.clone() }
     }
 }
 

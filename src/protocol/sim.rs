@@ -11,15 +11,16 @@ use crate::{
     time::Timestamp,
 };
 
-/// A simulated board.
+/// A simulated board. The larger ones are boxed so that the enum stays
+/// the size of the smallest.
 #[derive(Clone, Debug)]
 pub enum SimBoard {
     /// A DGT board.
     Dgt(DgtSim),
     /// A Millennium ChessLink board.
-    Millennium(MillenniumSim),
+    Millennium(Box<MillenniumSim>),
     /// A Certabo RFID board.
-    Certabo(CertaboSim),
+    Certabo(Box<CertaboSim>),
     /// An occupancy-only board (Sentio line format).
     Sentio(SentioSim),
 }
@@ -29,8 +30,8 @@ impl SimBoard {
     pub fn new(protocol: Protocol, serial: &str, white_side: ClockSide) -> Option<Self> {
         Some(match protocol {
             Protocol::Dgt => Self::Dgt(DgtSim::new(serial, white_side)),
-            Protocol::Millennium => Self::Millennium(MillenniumSim::new(serial, white_side)),
-            Protocol::Certabo => Self::Certabo(CertaboSim::new(serial, white_side)),
+            Protocol::Millennium => Self::Millennium(Box::new(MillenniumSim::new(serial, white_side))),
+            Protocol::Certabo => Self::Certabo(Box::new(CertaboSim::new(serial, white_side))),
             Protocol::Sentio => Self::Sentio(SentioSim::new(serial, white_side)),
             Protocol::Events => return None,
         })

@@ -11,8 +11,8 @@
 //! There is no checksum: a line damaged on the wire is caught only when it
 //! stops looking like a report (a wrong count of numbers, a number above
 //! 255, text before the `:`). Damage that keeps the shape gets through;
-//! the Certabo decoder's vote over three reports is what keeps it out of the
-//! picture.
+//! the Certabo decoder's comparison of each report with the ones before and
+//! after it is what keeps it out of the picture.
 
 use std::collections::VecDeque;
 

@@ -10,7 +10,11 @@
 //! lifted and put down again keeps its tag (the most recently lifted piece
 //! of a kind is the one put down), and a promotion takes a piece of that
 //! kind from beside the board: one captured earlier if there is one, else
-//! the first spare. [`CertaboSim::calibration`] is what `boardcast
+//! the first spare. A placement the script shows before the lift it
+//! belongs to (a scan that reached the target square first) would need a
+//! piece from outside play; when the very next event lifts a piece of that
+//! kind from another square, the placed piece is taken to be that one (see
+//! `CertaboSim::set`). [`CertaboSim::calibration`] is what `boardcast
 //! calibrate` learns from this set (start position and spare queens);
 //! [`CertaboSim::full_calibration`] also knows the other spares, as a
 //! calibration file with those pieces added does.
@@ -70,6 +74,9 @@ pub struct CertaboSim {
     pieces: [Option<(Piece, u8)>; 64],
     /// Pieces taken off the board, the most recent last.
     beside: Vec<(Piece, u8)>,
+    /// The last scripted event was a placement of a piece that had to come
+    /// from outside play: it may be a piece seen before its lift.
+    placed: Option<Placed>,
     /// When the next report is due.
     next_report: Timestamp,
     /// Reports sent.
@@ -92,6 +99,7 @@ impl CertaboSim {
             tags: [EMPTY; 64],
             pieces: [None; 64],
             beside: Vec::new(),
+            placed: None,
             next_report: Timestamp::ZERO,
             reports: 0,
             leds: Leds::Classic,
@@ -207,6 +215,7 @@ impl CertaboSim {
         while let Some(line) = self.script.next_line() {
             match line {
                 Line::Numbers(numbers) if numbers.len() == TAG_NUMBERS => {
+                    self.placed = None;
                     let calibration = Self::full_calibration();
                     for (index, group) in numbers.chunks_exact(5).enumerate() {
                         self.tags[index].copy_from_slice(group);
@@ -238,6 +247,9 @@ impl CertaboSim {
                 for &square in &changed {
                     self.set(square, board.get(square));
                 }
+                // A whole board is put down at once: none of its pieces
+                // is waiting for a lift.
+                self.placed = None;
             }
             &SensorEvent::Square { square, cell } => self.set(square, cell),
             SensorEvent::Clock(_) => {}
@@ -277,39 +289,81 @@ impl CertaboSim {
     }
 
     /// Puts `cell` on `square`, with the tag of the piece that goes there.
+    ///
+    /// Hands lift a piece before they put it down, but a script may show
+    /// the placement first: the board scanned the target square before the
+    /// source, a few milliseconds apart. No piece of the kind is then off
+    /// the board, so the placement gets a spare's tag (or a stranger's, for
+    /// a kind without spares: pawns, kings). Left like that, the piece
+    /// would carry the wrong tag for the rest of the game, on a real board
+    /// an impossible one: a ninth pawn. So when the very next event lifts a
+    /// piece of that kind from another square, the placed piece was that
+    /// one: it takes that piece's tag and the spare goes back unused.
+    /// Only a report made between the two events shows the spare's tag,
+    /// as a real board might misread a piece in motion.
     fn set(&mut self, square: Square, cell: Cell) {
+        let placed = self.placed.take();
         if self.picture.get(square) == cell {
             return;
         }
-        self.picture.set(square, cell);
         let index = index_of(square);
+        if let Some(placed) = placed
+            && cell == Cell::Empty
+            && placed.index != index
+            && let Some((piece, n)) = self.pieces[index].filter(|&(p, _)| p == placed.piece)
+        {
+            self.pieces[index] = None;
+            self.tags[index] = EMPTY;
+            self.picture.set(square, Cell::Empty);
+            self.pieces[placed.index] = Some((piece, n));
+            self.tags[placed.index] = tag_of(piece, n);
+            return;
+        }
+        self.picture.set(square, cell);
         if let Some(piece) = self.pieces[index].take() {
             self.beside.push(piece);
         }
         self.tags[index] = match cell {
             Cell::Empty => EMPTY,
             Cell::Occupied => stranger(index),
-            Cell::Piece(piece) => match self.take(piece) {
-                Some(n) => {
-                    self.pieces[index] = Some((piece, n));
-                    tag_of(piece, n)
+            Cell::Piece(piece) => {
+                let (tag, from_beside) = match self.take(piece) {
+                    Some((n, from_beside)) => {
+                        self.pieces[index] = Some((piece, n));
+                        (tag_of(piece, n), from_beside)
+                    }
+                    // More pieces of a kind than a set has: one from
+                    // another set, which no calibration knows.
+                    None => (stranger(index), false),
+                };
+                if !from_beside {
+                    self.placed = Some(Placed { index, piece });
                 }
-                // More pieces of a kind than a set has: one from another
-                // set, which no calibration knows.
-                None => stranger(index),
-            },
+                tag
+            }
         };
     }
 
     /// The piece of a kind to put down: the one last taken off, else the
-    /// first of the set neither on the board nor beside it.
-    fn take(&mut self, piece: Piece) -> Option<u8> {
+    /// first of the set neither on the board nor beside it; and whether it
+    /// was one taken off.
+    fn take(&mut self, piece: Piece) -> Option<(u8, bool)> {
         if let Some(at) = self.beside.iter().rposition(|(p, _)| *p == piece) {
-            return Some(self.beside.remove(at).1);
+            return Some((self.beside.remove(at).1, true));
         }
         let used = |n: u8| self.pieces.iter().flatten().chain(&self.beside).any(|&(p, m)| p == piece && m == n);
-        (0..pieces_of(piece.role)).find(|&n| !used(n))
+        (0..pieces_of(piece.role)).find(|&n| !used(n)).map(|n| (n, false))
     }
+}
+
+/// A piece just put down that had to come from outside play (a spare, or
+/// a stranger): perhaps a piece seen on its target before its lift.
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    /// Its square, in report order.
+    index: usize,
+    /// Which piece the script put there.
+    piece: Piece,
 }
 
 /// The tag of a piece from outside the set, on report square `index`.
@@ -381,6 +435,32 @@ mod tests {
         assert_eq!(third, tag_of(Color::White.queen(), 2));
         assert_eq!(CertaboSim::calibration().piece(&third), None, "a calibration knows two queens a side");
         assert_eq!(CertaboSim::full_calibration().piece(&third), Some(Color::White.queen()));
+    }
+
+    #[test]
+    fn a_placement_seen_before_its_lift_is_the_piece_lifted() {
+        let mut board = CertaboSim::new("x", ClockSide::Left);
+        board.handle_script_event(&start());
+        let pawn = board.tags()[index_of(Square::E2)];
+        let knight = board.tags()[index_of(Square::G1)];
+        let square = |square, cell| SensorEvent::Square { square, cell };
+        // All eight pawns are on the board: the pawn seen on e4 first is a
+        // stranger until e2 is seen lifted.
+        board.handle_script_event(&square(Square::E4, Cell::Piece(Color::White.pawn())));
+        assert_eq!(CertaboSim::full_calibration().piece(&board.tags()[index_of(Square::E4)]), None);
+        board.handle_script_event(&square(Square::E2, Cell::Empty));
+        assert_eq!(board.tags()[index_of(Square::E4)], pawn);
+        assert_eq!(board.tags()[index_of(Square::E2)], EMPTY);
+        // The same with a spare: a knight seen on f3 before g1 is lifted.
+        board.handle_script_event(&square(Square::F3, Cell::Piece(Color::White.knight())));
+        board.handle_script_event(&square(Square::G1, Cell::Empty));
+        assert_eq!(board.tags()[index_of(Square::F3)], knight);
+        // A promotion: the new queen is put down, then a pawn is lifted.
+        board.handle_script_event(&square(Square::A7, Cell::Empty));
+        board.handle_script_event(&square(Square::A8, Cell::Piece(Color::White.queen())));
+        board.handle_script_event(&square(Square::A2, Cell::Empty));
+        assert_eq!(board.tags()[index_of(Square::A8)], tag_of(Color::White.queen(), 1), "the spare queen stays");
+        assert_eq!(board.picture().get(Square::A2), Cell::Empty);
     }
 
     #[test]

@@ -1,0 +1,456 @@
+//! Certabo RFID boards, from bytes to moves:
+//!
+//! 1. Byte-level vectors: report lines as the board sends them, cut,
+//!    damaged and mixed with marker lines.
+//! 2. The real-game corpus through a simulated Certabo board: every game
+//!    comes back move for move, promotions included, from reports sampled
+//!    ten times a second, chunked and noisy.
+//! 3. What a calibration knows and does not: a board without one learns
+//!    the start position; a promotion to a piece outside the calibrated set
+//!    is recorded as a queen with an alert.
+//! 4. `boardcast calibrate` through the binary, reading a simulated board
+//!    behind a pseudo-terminal.
+//! 5. Properties: the decoder gives the same items however the bytes are
+//!    chunked, and survives any bytes.
+
+mod support;
+
+use std::{fs, process::Command, time::Duration};
+
+use boardcast::{
+    alert::AlertKind,
+    capture::CaptureHeader,
+    protocol::{
+        DecodeProblem, Decoded, Protocol,
+        certabo::{
+            Calibration, CertaboDecoder,
+            calibration::{EMPTY, Tags, index_of},
+            line::encode_report,
+            sim::CertaboSim,
+        },
+    },
+    reconstruct::ReconstructorConfig,
+    replay::replay,
+    sensor::{Cell, ClockSide, Picture, SensorEvent},
+    synth::{ReportForm, Rng, SourceGame, Style, certabo_capture, header, play, read_san_lines, rng_for},
+    time::Timestamp,
+};
+use proptest::{collection::vec, prelude::*, sample::Index, test_runner::Config};
+use shakmaty::{Board, Color, Square};
+use support::{CorpusGame, live::Hall};
+
+// ---------------------------------------------------------------------------
+// 1. Byte-level vectors
+// ---------------------------------------------------------------------------
+
+/// A made-up tag for each start square, as a board with an uncalibrated set
+/// might read them.
+fn start_tags() -> Tags {
+    let mut tags = [EMPTY; 64];
+    for index in (0..16).chain(48..64) {
+        tags[index] = [index as u8 * 3 + 1, 68, 211, index as u8, 7];
+    }
+    tags
+}
+
+fn report(tags: &Tags) -> Vec<u8> {
+    let mut line = Vec::new();
+    encode_report(tags.iter().flatten().copied(), &mut line);
+    line
+}
+
+fn decode_all(decoder: &mut CertaboDecoder, chunks: &[&[u8]]) -> Vec<Decoded> {
+    let mut out = Vec::new();
+    for chunk in chunks {
+        decoder.handle_bytes(chunk);
+        out.extend(std::iter::from_fn(|| decoder.poll_decoded()));
+    }
+    out.extend(decoder.finish());
+    out
+}
+
+#[test]
+fn a_start_position_report_reads_as_the_start_position() {
+    let line = report(&start_tags());
+    assert!(line.starts_with(b":1 68 211 0 7 4 68 211 1 7 "), "group 0 (a8) first");
+    assert!(line.ends_with(b" 187 68 211 62 7 190 68 211 63 7 \r\n"), "group 63 (h1) last, then space, CR, LF");
+    let out = decode_all(&mut CertaboDecoder::new(), &[&line]);
+    assert_eq!(out, [Decoded::Sensor(SensorEvent::Board(Box::new(Picture::from_board(&Board::new()))))]);
+}
+
+#[test]
+fn the_same_report_cut_anywhere_reads_the_same() {
+    let line = report(&start_tags());
+    let whole = decode_all(&mut CertaboDecoder::new(), &[&line]);
+    for cut in 1..line.len() {
+        assert_eq!(decode_all(&mut CertaboDecoder::new(), &[&line[..cut], &line[cut..]]), whole, "cut at {cut}");
+    }
+}
+
+#[test]
+fn junk_markers_and_damaged_lines_are_reported_and_skipped() {
+    let good = report(&start_tags());
+    let mut bytes = b"L\r\n\x05junk".to_vec();
+    bytes.extend(&good);
+    bytes.extend(b":1 2 300\r\n");
+    bytes.extend(&good[..100]);
+    bytes.extend(&good);
+    let out = decode_all(&mut CertaboDecoder::new(), &[&bytes]);
+    let start = Decoded::Sensor(SensorEvent::Board(Box::new(Picture::from_board(&Board::new()))));
+    assert_eq!(
+        out,
+        [
+            Decoded::Info(boardcast::protocol::BoardInfo::Trademark(
+                boardcast::protocol::certabo::line::CLASSIC_LEDS.into()
+            )),
+            Decoded::Problem(DecodeProblem::Garbage { len: 5, reason: "bytes before a report" }),
+            start.clone(),
+            Decoded::Problem(DecodeProblem::BadMessage("\"300\" in a report is not a number 0–255".into())),
+            Decoded::Problem(DecodeProblem::Garbage { len: 100, reason: "a report cut short" }),
+            // Reported again: after lost bytes the reconstructor waits for a
+            // whole board.
+            start,
+        ]
+    );
+}
+
+#[test]
+fn a_piece_from_outside_the_calibration_is_an_unknown_piece() {
+    let mut decoder = CertaboDecoder::new();
+    decoder.set_calibration(CertaboSim::calibration());
+    let mut board = CertaboSim::new("x", ClockSide::Left);
+    board.handle_script_event(&SensorEvent::Board(Box::new(Picture::from_board(&Board::new()))));
+    let mut tags = *board.tags();
+    tags[index_of(Square::E4)] = [1, 2, 3, 4, 5];
+    let out = decode_all(&mut decoder, &[&report(&tags)]);
+    let [Decoded::Sensor(SensorEvent::Board(picture))] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(picture.get(Square::E4), Cell::Occupied);
+    assert_eq!(picture.get(Square::E1), Cell::Piece(Color::White.king()));
+}
+
+// ---------------------------------------------------------------------------
+// 2. The corpus
+// ---------------------------------------------------------------------------
+
+/// A game of the corpus as a Certabo capture: the simulated hands in a
+/// varied style without a clock (the board has none), reported by the
+/// simulated board.
+fn certabo_game(game: &SourceGame, name: &str, seed: u64, index: usize) -> (String, Vec<String>) {
+    let mut rng = rng_for(seed, index);
+    let mut style = Style::varied(&mut rng);
+    style.clock = None;
+    let stream = play(game, &style, &mut rng);
+    let form = ReportForm::varied(&mut rng);
+    let capture = certabo_capture(&header(game, Protocol::Certabo, name), &stream.events, form, &mut rng);
+    (capture, stream.expected.uci)
+}
+
+fn check(corpus: &CorpusGame, seed: u64) -> Result<(), String> {
+    let name = corpus.name();
+    let (capture, expected) = certabo_game(&corpus.game, &name, seed, corpus.index);
+    let replayed = replay(&capture, &ReconstructorConfig::default()).map_err(|e| e.to_string())?;
+    let context = || format!("{name} (certabo, seed {seed})\n{}", support::trace(&replayed));
+    let [game] = replayed.games.as_slice() else {
+        return Err(format!("{} games instead of 1: {}", replayed.games.len(), context()));
+    };
+    let moves = support::uci(game);
+    if moves != expected {
+        let at = moves.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(moves.len().min(expected.len()));
+        return Err(format!(
+            "moves differ at ply {}: got {:?}, expected {:?}: {}",
+            at + 1,
+            moves.get(at),
+            expected.get(at),
+            context()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_game_comes_back_from_certabo_reports() {
+    let corpus = support::corpus();
+    assert!(corpus.len() >= 400, "the corpus has {} games", corpus.len());
+    // BOARDCAST_CORPUS_ONLY=twic0920-sample.pgn#7 runs (and fully reports) one game.
+    let only = std::env::var("BOARDCAST_CORPUS_ONLY").ok();
+    let failures: Vec<String> = corpus
+        .iter()
+        .filter(|game| only.as_ref().is_none_or(|o| *o == game.name()))
+        .filter_map(|game| check(game, 7).err())
+        .collect();
+    if let Some(first) = failures.first() {
+        if only.is_some() {
+            panic!("{first}");
+        }
+        let shown: Vec<&str> = failures.iter().take(3).map(|f| f.lines().next().unwrap_or_default()).collect();
+        panic!("{} of {} games failed; first ones:\n{}", failures.len(), corpus.len(), shown.join("\n"));
+    }
+}
+
+#[test]
+fn the_corpus_has_promotions_to_check() {
+    let promotions = support::corpus()
+        .iter()
+        .flat_map(|g| g.game.moves.iter().filter_map(|m| m.promotion()).collect::<Vec<_>>())
+        .fold(
+            [0usize; 2],
+            |[queens, others], role| {
+                if role == shakmaty::Role::Queen { [queens + 1, others] } else { [queens, others + 1] }
+            },
+        );
+    assert!(promotions[0] >= 5 && promotions[1] >= 1, "promotions to queens and to others: {promotions:?}");
+}
+
+// ---------------------------------------------------------------------------
+// 3. What a calibration knows
+// ---------------------------------------------------------------------------
+
+/// One game from a line of SAN, played calmly without a clock, as a
+/// Certabo capture whose header carries `calibration`.
+fn san_capture(san: &str, calibration: Option<&Calibration>) -> (String, Vec<String>) {
+    let game = read_san_lines(san).unwrap().remove(0);
+    let mut rng = Rng::new(3);
+    let mut style = Style::calm();
+    style.clock = None;
+    let stream = play(&game, &style, &mut rng);
+    let mut text =
+        certabo_capture(&header(&game, Protocol::Certabo, "b"), &stream.events, ReportForm::clean(), &mut rng);
+    if let Some(calibration) = calibration {
+        let mut header = boardcast::replay::read_capture(&text).unwrap().header;
+        header.calibration = calibration.entries();
+        let first_line = text.find('\n').unwrap();
+        text.replace_range(..first_line, &boardcast::capture::format_header(&header));
+    }
+    (text, stream.expected.uci)
+}
+
+/// A third white knight: both of the set's knights are still on the board.
+const UNDERPROMOTION: &str = "h4 g5 hxg5 h6 gxh6 Nf6 h7 Rg8 hxg8=N";
+
+#[test]
+fn a_full_calibration_knows_an_underpromoted_knight() {
+    let (capture, expected) = san_capture(UNDERPROMOTION, None);
+    assert_eq!(expected.last().map(String::as_str), Some("h7g8n"));
+    let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
+    assert_eq!(support::uci(&replayed.games[0]), expected);
+    assert_eq!(support::irregularities(&replayed), []);
+}
+
+#[test]
+fn the_calibrated_set_alone_records_a_piece_it_does_not_know_as_a_queen() {
+    let (capture, expected) = san_capture(UNDERPROMOTION, Some(&CertaboSim::calibration()));
+    let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
+    let moves = support::uci(&replayed.games[0]);
+    assert_eq!(moves[..moves.len() - 1], expected[..expected.len() - 1]);
+    assert_eq!(moves.last().map(String::as_str), Some("h7g8q"), "the unknown piece is taken for a queen");
+    let alerts: Vec<AlertKind> = support::irregularities(&replayed).iter().map(|a| a.kind).collect();
+    assert_eq!(alerts, [AlertKind::PromotionUnknown], "and the operator is told");
+}
+
+#[test]
+fn the_calibrated_set_knows_the_spare_queen() {
+    // White's queen is still on d1 when the pawn promotes on g8.
+    let san = "h4 g5 hxg5 h6 gxh6 Nf6 h7 Rg8 hxg8=Q";
+    let (capture, expected) = san_capture(san, Some(&CertaboSim::calibration()));
+    let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
+    assert_eq!(support::uci(&replayed.games[0]), expected);
+    assert_eq!(support::irregularities(&replayed), []);
+}
+
+#[test]
+fn a_board_without_a_calibration_learns_the_start_position() {
+    let san = "e4 e5 Nf3 Nc6 Bb5 a6 Bxc6 dxc6 O-O Bg4 h3 Bh5 g4 Bg6 Nxe5 Bxe4";
+    let (capture, expected) = san_capture(san, Some(&Calibration::default()));
+    let read = boardcast::replay::read_capture(&capture).unwrap();
+    assert!(read.header.calibration.is_empty());
+    let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
+    assert_eq!(support::uci(&replayed.games[0]), expected);
+    assert_eq!(support::irregularities(&replayed), []);
+}
+
+// ---------------------------------------------------------------------------
+// 4. `boardcast calibrate`
+// ---------------------------------------------------------------------------
+
+/// An events capture whose board shows `picture` for a minute of capture
+/// time (six seconds at the hall's speed: long enough to be read).
+fn still_board(hall: &Hall, name: &str, picture: &Picture) -> std::path::PathBuf {
+    let events = vec![
+        (Timestamp::ZERO, SensorEvent::Board(Box::new(picture.clone()))),
+        (Timestamp::from_millis(60_000), SensorEvent::Board(Box::new(picture.clone()))),
+    ];
+    hall.write_capture(name, &CaptureHeader::new(Protocol::Events, name), &events)
+}
+
+fn calibration_setup() -> Picture {
+    let mut picture = Picture::from_board(&Board::new());
+    picture.set(Square::D6, Cell::Piece(Color::Black.queen()));
+    picture.set(Square::D3, Cell::Piece(Color::White.queen()));
+    picture
+}
+
+fn wait_for_link(hall: &Hall, name: &str) {
+    let link = hall.link(name);
+    for _ in 0..200 {
+        if link.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("the simulated board never appeared at {}: {}", link.display(), hall.simulate_log(name));
+}
+
+#[test]
+fn calibrate_learns_a_simulated_boards_set() {
+    let hall = Hall::new("certabo-calibrate");
+    let capture = still_board(&hall, "cert", &calibration_setup());
+    let mut board = hall.simulate(&capture, "cert", &["--protocol", "certabo"]);
+    wait_for_link(&hall, "cert");
+    let out = hall.dir.join("calibration/cert.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["calibrate", "--port"])
+        .arg(hall.link("cert"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--wait-s", "20"])
+        .output()
+        .unwrap();
+    support::live::stop(&mut board);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "calibrate failed: {stderr}");
+    assert!(stderr.contains("spare black queen on d6 and a spare white queen on d3"), "{stderr}");
+    assert!(stdout.starts_with("calibrated 34 pieces from 10 reports"), "{stdout}");
+    assert!(stdout.contains("white: P 8, N 2, B 2, R 2, Q 2, K 1"), "{stdout}");
+    let written: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let expected: std::collections::BTreeMap<String, String> =
+        CertaboSim::calibration().entries().into_iter().map(|(tag, letter)| (tag, letter.to_string())).collect();
+    assert_eq!(written, expected);
+}
+
+#[test]
+fn calibrate_says_which_piece_is_missing() {
+    let hall = Hall::new("certabo-calibrate-missing");
+    // The start position without the spare queens.
+    let capture = still_board(&hall, "cert", &Picture::from_board(&Board::new()));
+    let mut board = hall.simulate(&capture, "cert", &["--protocol", "certabo"]);
+    wait_for_link(&hall, "cert");
+    let out = hall.dir.join("cert.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["calibrate", "--port"])
+        .arg(hall.link("cert"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--wait-s", "2"])
+        .output()
+        .unwrap();
+    support::live::stop(&mut board);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no piece on d6: put the black queen there"), "{stderr}");
+    assert!(!out.exists(), "nothing written");
+}
+
+#[test]
+fn calibrate_takes_the_port_and_file_from_the_configuration() {
+    let hall = Hall::new("certabo-calibrate-config");
+    let capture = still_board(&hall, "cert", &calibration_setup());
+    let mut board = hall.simulate(&capture, "cert", &["--protocol", "certabo"]);
+    wait_for_link(&hall, "cert");
+    let file = hall.dir.join("cert-calibration.json");
+    let config = hall.dir.join("boardcast.toml");
+    fs::write(
+        &config,
+        format!(
+            "[mqtt]\nenabled = false\n[[boards]]\nname = \"cert\"\nprotocol = \"certabo\"\nport = \"{}\"\ncalibration = \"{}\"\n",
+            hall.link("cert").display(),
+            file.display()
+        ),
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["calibrate", "--config"])
+        .arg(&config)
+        .args(["--board", "cert", "--wait-s", "20"])
+        .output()
+        .unwrap();
+    support::live::stop(&mut board);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = fs::read_to_string(&file).unwrap();
+    assert_eq!(text.matches(": \"").count(), 34, "{text}");
+}
+
+// ---------------------------------------------------------------------------
+// 5. Properties
+// ---------------------------------------------------------------------------
+
+fn config(cases: u32) -> Config {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
+    Config { failure_persistence: None, ..Config::with_cases(cases) }
+}
+
+/// A stream of reports of random boards, with junk and marker lines
+/// between them.
+fn any_stream() -> impl Strategy<Value = Vec<u8>> {
+    let part = prop_oneof![
+        4 => vec(any::<(bool, u8)>(), 64).prop_map(|squares| {
+            let mut tags = [EMPTY; 64];
+            for (tag, (occupied, id)) in tags.iter_mut().zip(squares) {
+                if occupied {
+                    *tag = [id % 8 + 1, 2, 3, 4, 5];
+                }
+            }
+            report(&tags)
+        }),
+        1 => vec(0x20u8..0x7F, 0..20).prop_map(|mut junk| {
+            junk.extend(b"\r\n");
+            junk
+        }),
+        1 => Just(b"L\r\n".to_vec()),
+    ];
+    vec(part, 0..12).prop_map(|parts| parts.concat())
+}
+
+fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
+    let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+    at.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    for cut in at {
+        chunks.push(&bytes[start..cut]);
+        start = cut;
+    }
+    chunks.push(&bytes[start..]);
+    chunks
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    #[test]
+    fn decoding_does_not_depend_on_chunking(bytes in any_stream(), cuts in vec(any::<Index>(), 0..30)) {
+        let whole = decode_all(&mut CertaboDecoder::new(), &[&bytes]);
+        let chunked = decode_all(&mut CertaboDecoder::new(), &split(&bytes, &cuts));
+        prop_assert_eq!(whole, chunked);
+    }
+
+    #[test]
+    fn any_bytes_are_survived(bytes in vec(prop_oneof![any::<u8>(), Just(b':'), Just(b' '), Just(b'\n'), Just(b'0')], 0..3000)) {
+        let mut decoder = CertaboDecoder::new();
+        decoder.set_calibration(CertaboSim::calibration());
+        decode_all(&mut decoder, &[&bytes]);
+        // The decoder still reads a good report afterwards.
+        let mut board = CertaboSim::new("x", ClockSide::Left);
+        board.handle_script_event(&SensorEvent::Board(Box::new(Picture::from_board(&Board::new()))));
+        let mut line = b"\r\n".to_vec();
+        line.extend(board.report());
+        line.extend(board.report());
+        let out = decode_all(&mut decoder, &[&line]);
+        let last = out.iter().rev().find_map(|d| match d {
+            Decoded::Sensor(SensorEvent::Board(p)) => Some(p.as_ref().clone()),
+            _ => None,
+        });
+        prop_assert!(last.is_none_or(|p| p == Picture::from_board(&Board::new())));
+    }
+}

@@ -118,6 +118,12 @@ pub async fn drive(
         let deadline = session.poll_timeout();
         let wake = deadline.map_or_else(far_future, |t| clock.instant_of(t));
         let now = tokio::select! {
+            // Inputs first: when a deadline and an input are both ready
+            // (a timer that fired late on a busy machine), an input from
+            // before the deadline must be handled first, or a replay at
+            // `--speed` could differ from `--fast`. An input after the
+            // deadline fires it first anyway (`advance_to`).
+            biased;
             input = inputs.recv() => {
                 let Some(input) = input else { break };
                 session.advance_to(input.t);

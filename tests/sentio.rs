@@ -5,7 +5,8 @@
 //!    occupancy of the events they were made from, for every game of the
 //!    corpus.
 //! 3. The corpus through the reconstructor: every game comes back from
-//!    occupancy alone.
+//!    occupancy alone, move for move, or up to a capture nothing on the
+//!    board decides, which is alerted; never with a wrong move.
 //! 4. Properties: the decoder gives the same items however the bytes are
 //!    chunked, and survives any bytes.
 
@@ -228,8 +229,9 @@ fn every_game_comes_back_from_sentio_reports() {
         checked - undecided.len(),
         undecided.len()
     );
-    // Undecidable knocked-off captures are a minority: a reader that gave
-    // up too easily would stop far more games short.
+    // Undecidable knocked-off captures are a minority (62 games of 421,
+    // about 15 %, when this was written): a reader that gave up too easily
+    // would stop far more games short.
     assert!(
         only.is_some() || undecided.len() * 100 <= checked * 15,
         "{} of {checked} games stopped short: {undecided:?}",

@@ -82,18 +82,16 @@ impl Reconstructor {
             let Some(play) = self.play.as_ref() else {
                 return;
             };
-            if play.lines.as_ref().and_then(|l| l.quiet_at).is_some_and(|t| t <= now) {
-                self.lines_quiet(now);
-            }
-            let Some(play) = self.play.as_ref() else {
-                return;
-            };
             if play.quiet_at.is_some_and(|t| t <= now) {
-                let pending_on_board = play.record.pending().is_some() && play.diff.is_empty();
+                let following = play.lines.is_some();
+                let pending_on_board = play.record.pending().is_some() && play.diff.is_empty() && !following;
                 let play = self.play.as_mut().expect("checked above");
                 play.quiet_at = None;
                 if pending_on_board {
                     self.complete_last(now, None);
+                }
+                if following {
+                    self.lines_quiet(now);
                 }
             }
         }

@@ -79,13 +79,14 @@ impl Reconstructor {
 
     /// Judges the board once it has been still for `settle`.
     pub(super) fn judge_settled(&mut self, now: Timestamp) {
-        if self.following_lines() {
-            self.judge_lines(now);
-        } else if self.play.as_ref().is_some_and(|p| !p.over) {
-            let verdict = self.verdict(true);
-            self.act(now, verdict, true);
-        } else {
-            self.judge_waiting(now);
+        match &self.play {
+            // Readings of an occupancy board are followed instead.
+            Some(play) if !play.over && play.lines.is_some() => self.judge_lines(now),
+            Some(play) if !play.over => {
+                let verdict = self.verdict(true);
+                self.act(now, verdict, true);
+            }
+            _ => self.judge_waiting(now),
         }
     }
 

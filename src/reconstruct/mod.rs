@@ -120,7 +120,9 @@ struct Play {
     status: BoardStatus,
     /// The result gesture, since when.
     gesture: Option<(Timestamp, KnownOutcome)>,
-    /// Without a clock: when the made move counts as completed.
+    /// Without a clock: when the made move counts as completed. While lines
+    /// are followed (`occupancy.rs`), with or without a clock: when no
+    /// piece can still be in a hand.
     quiet_at: Option<Timestamp>,
     /// Completed illegal moves per player (7.5.5).
     illegal: ByColor<u32>,
@@ -333,7 +335,6 @@ impl Reconstructor {
             }
             if !play.over {
                 next.consider(play.quiet_at);
-                next.consider(play.lines.as_ref().and_then(|l| l.quiet_at));
             }
         }
         next.0

@@ -81,9 +81,9 @@ pub(super) struct Line {
     /// The moves, in order.
     pub(super) steps: Vec<Step>,
     /// The position after them.
-    pub(super) end: Known,
+    end: Known,
     /// The board shows `end` with pieces lifted (still in a hand, perhaps).
-    pub(super) in_air: bool,
+    in_air: bool,
     /// What the board saw of the last move.
     previous: Previous,
 }
@@ -124,11 +124,10 @@ impl Previous {
 /// Lines being followed while the board cannot be read one way.
 #[derive(Debug)]
 pub(super) struct Lines {
-    /// The lines still possible, in a stable order.
+    /// The lines still possible, in a stable order. (When the board will
+    /// have been still long enough that no piece is still in a hand is the
+    /// game's `quiet_at`.)
     lines: Vec<Line>,
-    /// When the board will have been still long enough that no piece is
-    /// still in a hand.
-    pub(super) quiet_at: Option<Timestamp>,
     /// The arbiter was told the board cannot be read one way.
     alerted: bool,
     /// When the lines began (the alert's evidence starts there).
@@ -138,7 +137,7 @@ pub(super) struct Lines {
 impl Line {
     /// The game position, before any move; `previous` is the last move on
     /// the record.
-    pub(super) fn start(known: Known, previous: Previous) -> Self {
+    fn start(known: Known, previous: Previous) -> Self {
         Self { steps: Vec::new(), end: known, in_air: false, previous }
     }
 
@@ -312,7 +311,7 @@ pub(super) fn shown_capture(
 /// end the board shows (exactly, or with pieces lifted), and each line
 /// extended by the fewest moves (up to `max_plies`) after which the board
 /// looks as it does, exactly or with pieces lifted (in a hand) besides.
-pub(super) fn advance(lines: &[Line], picture: &Picture, changes: &Changes, max_plies: usize) -> Vec<Line> {
+fn advance(lines: &[Line], picture: &Picture, changes: &Changes, max_plies: usize) -> Vec<Line> {
     let mut next = Vec::new();
     for line in lines {
         let diff = picture.diff(line.end.pos.board());
@@ -485,7 +484,8 @@ impl Reconstructor {
         let play = self.play.as_mut().expect("a game is in progress");
         play.seen = None;
         play.unexplained_since = None;
-        play.lines = Some(Box::new(Lines { lines, quiet_at: Some(now + quiet), alerted: false, since: now }));
+        play.quiet_at = Some(now + quiet);
+        play.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
         self.decide_lines(now);
     }
 
@@ -507,7 +507,7 @@ impl Reconstructor {
             return self.lines_unexplained(now);
         }
         lines.lines = next;
-        lines.quiet_at = Some(now + quiet);
+        play.quiet_at = Some(now + quiet);
         self.back_in_sync(now);
         self.decide_lines(now);
     }
@@ -516,7 +516,6 @@ impl Reconstructor {
     /// hand any more, so the lines that need one give way.
     pub(super) fn lines_quiet(&mut self, now: Timestamp) {
         let Some(lines) = self.play.as_mut().and_then(|p| p.lines.as_mut()) else { return };
-        lines.quiet_at = None;
         prefer(&mut lines.lines, |line| !line.in_air);
         self.decide_lines(now);
         self.alert_lines(now);
@@ -548,6 +547,12 @@ impl Reconstructor {
             lines.since = now;
         }
         self.record_steps(now, &steps);
+        // A move recorded resets the quiet time (with a clock, to nothing):
+        // lines still open want it.
+        let quiet = now + self.config.quiet_completion;
+        if let Some(play) = self.play.as_mut().filter(|p| agreed > 0 && p.lines.is_some()) {
+            play.quiet_at = Some(quiet);
+        }
         // Far behind the board: tell the arbiter.
         let lagging = self
             .play

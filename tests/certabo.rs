@@ -176,7 +176,7 @@ fn every_game_comes_back_from_certabo_reports() {
     let failures: Vec<String> = corpus
         .iter()
         .filter(|game| only.as_ref().is_none_or(|o| *o == game.name()))
-        .filter_map(|game| check(game, 7).err())
+        .filter_map(|game| check(game, support::corpus_seed()).err())
         .collect();
     if let Some(first) = failures.first() {
         if only.is_some() {

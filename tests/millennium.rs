@@ -129,7 +129,7 @@ fn every_game_comes_back_from_millennium_bytes() {
     let only = std::env::var("BOARDCAST_CORPUS_ONLY").ok();
     let mut failures = Vec::new();
     for game in corpus.iter().filter(|g| only.as_ref().is_none_or(|o| *o == g.name())) {
-        if let Err(e) = check(game, 7) {
+        if let Err(e) = check(game, support::corpus_seed()) {
             failures.push(e);
         }
     }

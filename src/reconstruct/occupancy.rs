@@ -613,13 +613,66 @@ impl Reconstructor {
             AlertKind::AmbiguousMoves,
             Some(to_move),
             format!(
-                "the board shows only which squares are occupied, and its moves since {} was to move can be read more than one way ({}); waiting for the board or the operator",
+                "the board shows only which squares are occupied, and its moves since {} was to move can be read more than one way ({}); waiting for the board, or for the operator to enter the first move of the right reading (`moves`)",
                 side_name(to_move),
                 readings.join(" or ")
             ),
             Vec::new(),
             since,
         );
+    }
+
+    /// The operator entered `moves` while lines are followed: the lines
+    /// that begin with them are how the board is to be read. The moves are
+    /// recorded as entered, then every move the remaining lines agree on
+    /// (the board showed those after them), so one move names the right
+    /// reading of a whole stretch of play. `None`, and nothing changed,
+    /// when no line begins with `moves`.
+    pub(super) fn enter_on_lines(&mut self, now: Timestamp, moves: &[Move]) -> Option<String> {
+        let quiet = self.config.quiet_completion;
+        let play = self.play.as_mut()?;
+        let lines = play.lines.as_mut()?;
+        let n = moves.len();
+        let begins = |line: &Line| line.steps.len() >= n && line.steps.iter().zip(moves).all(|(s, m)| s.m == *m);
+        if !lines.lines.iter().any(begins) {
+            return None;
+        }
+        lines.lines.retain(begins);
+        let entered: Vec<Step> = lines.lines[0].steps[..n].to_vec();
+        for line in &mut lines.lines {
+            line.steps.drain(..n);
+        }
+        // What is left open, if anything, is a new question.
+        lines.alerted = false;
+        lines.since = now;
+        play.quiet_at = Some(now + quiet);
+        let before = play.record.plies.len();
+        for step in &entered {
+            self.make_move(now, step.m, Source::Entered);
+            self.complete_last(now, None);
+            let play = self.play.as_mut().expect("a game is in progress");
+            play.previous = step.seen_as;
+            if play.over {
+                play.lines = None;
+                break;
+            }
+        }
+        let entered_at = self.play.as_ref().map_or(before, |p| p.record.plies.len());
+        self.decide_lines(now);
+        // Still open further on: the operator is asked about that now,
+        // while looking at the board, with the readings.
+        self.alert_lines(now);
+        let play = self.play.as_ref().expect("a game is in progress");
+        let then: Vec<String> = play.record.plies[entered_at..].iter().map(|p| p.san.to_string()).collect();
+        let sans: Vec<String> = play.record.plies[before..entered_at].iter().map(|p| p.san.to_string()).collect();
+        let mut reply = format!("entered {}", sans.join(" "));
+        if !then.is_empty() {
+            reply.push_str(&format!("; then, as the board showed: {}", then.join(" ")));
+        }
+        if play.lines.is_some() {
+            reply.push_str("; the board can still be read more than one way after that");
+        }
+        Some(reply)
     }
 
     /// Stops following lines (the operator changed the game).

@@ -153,9 +153,6 @@ impl Reconstructor {
         if moves.is_empty() {
             return Err("no moves given".into());
         }
-        // The moves entered say how the board is to be read.
-        self.drop_lines();
-        let play = self.play.as_ref().ok_or("no game on this board")?;
         // Every move must be legal in turn before any is recorded.
         let mut pos = play.known.pos.clone();
         let mut line = Vec::with_capacity(moves.len());
@@ -170,6 +167,13 @@ impl Reconstructor {
             pos.play_unchecked(m);
             line.push(m);
         }
+        // While the board can be read more than one way, the moves may
+        // name the right reading: what the board showed after them follows.
+        if let Some(reply) = self.enter_on_lines(now, &line) {
+            return Ok(reply);
+        }
+        // Otherwise the moves entered say how the board is to be read.
+        self.drop_lines();
         for m in &line {
             self.make_move(now, *m, Source::Entered);
             self.complete_last(now, None);

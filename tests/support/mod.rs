@@ -47,6 +47,12 @@ pub fn corpus() -> Vec<CorpusGame> {
     games
 }
 
+/// The seed of the generated hands in the protocol corpus tests: 7, or
+/// `BOARDCAST_CORPUS_SEED` (to try the corpus with other hands).
+pub fn corpus_seed() -> u64 {
+    std::env::var("BOARDCAST_CORPUS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7)
+}
+
 /// The alerts of a replay.
 pub fn alerts(replayed: &Replayed) -> Vec<Alert> {
     replayed

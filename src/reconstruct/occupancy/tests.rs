@@ -193,6 +193,28 @@ fn a_capture_nothing_decides_is_alerted_not_guessed() {
 }
 
 #[test]
+fn the_operator_names_the_capture_and_the_moves_after_it_follow() {
+    let mut hall = Hall::from(TWO_VICTIMS);
+    hall.lift("d3").wait(1500).play("e8", "d8").play("e1", "e2").wait(1500);
+    assert!(hall.moves().is_empty());
+    // The arbiter looks at the board: the bishop stands on h7.
+    let reply = hall.command(&Command::Moves { san: vec!["Bxh7".into()] }).unwrap();
+    assert_eq!(reply, "entered Bxh7; then, as the board showed: Kd8 Ke2");
+    assert_eq!(hall.moves(), ["d3h7", "e8d8", "e1e2"]);
+    let game = hall.reconstructor.game().unwrap();
+    assert!(game.plies[0].entered && !game.plies[1].entered, "only the capture was entered");
+    // The game goes on from the board.
+    hall.play("a6", "c5");
+    assert_eq!(hall.moves(), ["d3h7", "e8d8", "e1e2", "a6c5"]);
+    // A move no reading begins with is entered as before: the lines go.
+    let mut hall = Hall::from(TWO_VICTIMS);
+    hall.lift("d3").wait(1500);
+    let reply = hall.command(&Command::Moves { san: vec!["Kd2".into()] }).unwrap();
+    assert_eq!(reply, "entered Kd2");
+    assert_eq!(hall.moves(), ["e1d2"]);
+}
+
+#[test]
 fn a_lifted_piece_still_in_the_hand_is_not_a_capture() {
     let mut hall = Hall::from(TWO_VICTIMS);
     // Held over a second, then put down on a quiet square.

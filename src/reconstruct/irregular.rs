@@ -76,6 +76,7 @@ impl Reconstructor {
             if play.unexplained_since.is_some_and(|t| t + self.config.out_of_sync_after <= now)
                 && !matches!(play.status, BoardStatus::OutOfSync { .. })
                 && !suspect
+                && !self.quick_reply_lines(now)
             {
                 self.out_of_sync(now);
             }

@@ -30,7 +30,11 @@
 //!   piece seen leaving its square, the squares it fills seen filled, the
 //!   previous move's pieces down before it began (see `in_order`). That
 //!   rules out the same moves in another order, a piece that went and came
-//!   back, a pawn taken en passant that was never seen on its square.
+//!   back, a pawn taken en passant that was never seen on its square. Only
+//!   a board that has stood unexplained for `out_of_sync_after` is read
+//!   once more with a reply begun in the very report that showed the move
+//!   before it done (a report lost in between), before it is called out of
+//!   sync.
 //!
 //! A promotion's new piece cannot be seen at all: only the queen is
 //! followed, and recording it raises `PromotionUnknown` (the operator can
@@ -177,7 +181,14 @@ fn began_at(changes: &Changes, m: Move, after: Option<Timestamp>) -> Option<Time
 /// order), a pawn pushed two squares and taken en passant rather than
 /// pushed one and taken (its square was never seen occupied), a piece that
 /// went somewhere and came back (it was not seen leaving).
-fn in_order(changes: &Changes, pos: &shakmaty::Chess, m: Move, previous: Previous) -> bool {
+///
+/// `same_report` accepts the previous move's pieces first seen down in the
+/// report that shows this move begun: what a board shows when the report
+/// between was lost (a damaged line) and the reply was quick. Only tried
+/// once the board has stood unexplained for `out_of_sync_after`, and then
+/// only where nothing else explains it, not even pieces in the air: while
+/// the hands move, a picture half made must not start a reading.
+fn in_order(changes: &Changes, pos: &shakmaty::Chess, m: Move, previous: Previous, same_report: bool) -> bool {
     let after = previous.began;
     let Some(began) = began_at(changes, m, after) else { return false };
     let (emptied, filled) = signature(pos, m);
@@ -194,8 +205,9 @@ fn in_order(changes: &Changes, pos: &shakmaty::Chess, m: Move, previous: Previou
     // an earlier report of the board: a player waits for the opponent's
     // move (a sliding piece seen on a square and then further on is one
     // move, not two with another between them).
+    let down_before = |t: Timestamp| t < began || (same_report && t == began);
     let previous_done =
-        || previous.filled.into_iter().all(|sq| changes.filled_since(sq, placed_after).is_some_and(|t| t < began));
+        || previous.filled.into_iter().all(|sq| changes.filled_since(sq, placed_after).is_some_and(down_before));
     // This move's pieces were put down once it began (seen a scan early
     // at most).
     let placed = |sq: Square| changes.filled_since(sq, scan_before(Some(began))).is_some();
@@ -311,7 +323,11 @@ pub(super) fn shown_capture(
 /// end the board shows (exactly, or with pieces lifted), and each line
 /// extended by the fewest moves (up to `max_plies`) after which the board
 /// looks as it does, exactly or with pieces lifted (in a hand) besides.
-fn advance(lines: &[Line], picture: &Picture, changes: &Changes, max_plies: usize) -> Vec<Line> {
+///
+/// With `quick_replies`, a line nothing else explains is also extended by
+/// moves whose previous move's pieces were first seen down in the report
+/// that shows them begun (see `in_order`).
+fn advance(lines: &[Line], picture: &Picture, changes: &Changes, max_plies: usize, quick_replies: bool) -> Vec<Line> {
     let mut next = Vec::new();
     for line in lines {
         let diff = picture.diff(line.end.pos.board());
@@ -319,13 +335,19 @@ fn advance(lines: &[Line], picture: &Picture, changes: &Changes, max_plies: usiz
             add(&mut next, Line { in_air: false, ..line.clone() });
             continue;
         }
-        let sequences = sequences(&line.end, picture, changes, max_plies, line.previous);
+        let mut sequences = sequences(&line.end, picture, changes, max_plies, (line.previous, false));
         // Pieces lifted since the line's last move began, unless one of
         // them was seen to capture.
         let captured = |(moves, _): &(Vec<Move>, bool)| shown(changes, &line.end.pos, moves[0], line.previous.began);
         let lifted = diff.into_iter().all(|sq| !picture.get(sq).is_occupied());
-        if lifted && lifted_since(changes, diff, line.previous.began) && !sequences.iter().any(captured) {
+        let in_air = lifted && lifted_since(changes, diff, line.previous.began) && !sequences.iter().any(captured);
+        if in_air {
             add(&mut next, Line { in_air: true, ..line.clone() });
+        } else if sequences.is_empty() && quick_replies {
+            // Nothing else explains the board: perhaps a quick reply seen
+            // in the report that showed the move before it done (the
+            // report between was lost).
+            sequences = self::sequences(&line.end, picture, changes, max_plies, (line.previous, true));
         }
         for (moves, in_air) in sequences {
             add(&mut next, line.extended(&moves, moves.len() == 1, in_air, changes));
@@ -367,11 +389,11 @@ fn sequences(
     picture: &Picture,
     changes: &Changes,
     max_plies: usize,
-    previous: Previous,
+    (previous, same_report): (Previous, bool),
 ) -> Vec<(Vec<Move>, bool)> {
     let mut found = Vec::new();
     for plies in 1..=max_plies {
-        search(known, picture, changes, (plies, previous), &mut Vec::new(), &mut found);
+        search(known, picture, changes, (plies, previous, same_report), &mut Vec::new(), &mut found);
         if found.iter().any(|(_, in_air)| !in_air) {
             break;
         }
@@ -384,7 +406,7 @@ fn search(
     known: &Known,
     picture: &Picture,
     changes: &Changes,
-    (remaining, previous): (usize, Previous),
+    (remaining, previous, same_report): (usize, Previous, bool),
     line: &mut Vec<Move>,
     found: &mut Vec<(Vec<Move>, bool)>,
 ) {
@@ -395,12 +417,13 @@ fn search(
     }
     // Only moves the board saw being made: few, so the search stays small
     // however many moves it spans.
-    let moves: Vec<Move> = known.moves().filter(|&m| in_order(changes, &known.pos, m, previous)).collect();
+    let moves: Vec<Move> = known.moves().filter(|&m| in_order(changes, &known.pos, m, previous, same_report)).collect();
     for m in sift(known, changes, &moves, previous.began) {
         let next = known.after(m);
         line.push(m);
         if remaining > 1 {
-            search(&next, picture, changes, (remaining - 1, previous.then(changes, &known.pos, m)), line, found);
+            let previous = previous.then(changes, &known.pos, m);
+            search(&next, picture, changes, (remaining - 1, previous, same_report), line, found);
         } else if picture.diff(next.pos.board()).is_empty() {
             found.push((line.clone(), false));
         } else if answer_begun(&known.pos, m, &next, picture)
@@ -475,7 +498,7 @@ impl Reconstructor {
     pub(super) fn lines_from_game(&self, picture: &Picture, changes: &Changes) -> Vec<Line> {
         let play = self.play.as_ref().expect("a game is in progress");
         let start = Line::start(play.known.clone(), play.previous);
-        advance(&[start], picture, changes, self.line_plies())
+        advance(&[start], picture, changes, self.line_plies(), false)
     }
 
     /// The board can be read more than one way: follow every reading.
@@ -500,7 +523,7 @@ impl Reconstructor {
         let (max_plies, quiet) = (self.line_plies(), self.config.quiet_completion);
         let play = self.play.as_mut().expect("a game is in progress");
         let Some(lines) = play.lines.as_mut() else { return };
-        let next = advance(&lines.lines, &self.picture, &changes, max_plies);
+        let next = advance(&lines.lines, &self.picture, &changes, max_plies, false);
         if next.is_empty() {
             // A move half made (the king put down before the rook is
             // lifted), or something else: the lines wait for the board.
@@ -510,6 +533,38 @@ impl Reconstructor {
         play.quiet_at = Some(now + quiet);
         self.back_in_sync(now);
         self.decide_lines(now);
+    }
+
+    /// The board has stood unexplained for `out_of_sync_after`: before it
+    /// is published out of sync, one more reading, allowing a reply so
+    /// quick that the board showed it begun in the same report as the move
+    /// before it done (the report between them lost, a damaged line).
+    /// Whether that explained the board.
+    pub(super) fn quick_reply_lines(&mut self, now: Timestamp) -> bool {
+        if !self.occupancy() {
+            return false;
+        }
+        let (changes, max_plies, quiet) = (self.changes(), self.line_plies(), self.config.quiet_completion);
+        let Some(play) = self.play.as_mut() else { return false };
+        let following = play.lines.is_some();
+        let from = match &play.lines {
+            Some(lines) => lines.lines.clone(),
+            None => vec![Line::start(play.known.clone(), play.previous)],
+        };
+        let next = advance(&from, &self.picture, &changes, max_plies, true);
+        if next.is_empty() || (!following && next.iter().all(|line| line.steps.is_empty())) {
+            return false;
+        }
+        match play.lines.as_mut() {
+            Some(lines) => {
+                lines.lines = next;
+                play.quiet_at = Some(now + quiet);
+                self.back_in_sync(now);
+                self.decide_lines(now);
+            }
+            None => self.follow_lines(now, next),
+        }
+        true
     }
 
     /// The board has been still for `quiet_completion`: no piece is in a

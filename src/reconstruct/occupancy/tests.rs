@@ -215,6 +215,29 @@ fn the_operator_names_the_capture_and_the_moves_after_it_follow() {
 }
 
 #[test]
+fn a_quick_reply_in_the_report_after_a_lost_one() {
+    // 1.e4 e5, Black's pawn lifted as White's lands: the report between
+    // was lost, so one report shows e4 filled and e7 emptied.
+    let mut hall = Hall::standard();
+    hall.lift("e2");
+    hall.occupied.add(hall.square("e4"));
+    hall.occupied.discard(hall.square("e7"));
+    hall.report();
+    hall.wait(100).place("e5").wait(1000);
+    assert!(
+        hall.moves().is_empty(),
+        "not read at once: while the hands move, a half-made picture must not start a reading"
+    );
+    // Once the board has stood unexplained for `out_of_sync_after`, the
+    // quick reply is accepted rather than the board published out of sync.
+    hall.wait(1500);
+    assert_eq!(hall.moves(), ["e2e4", "e7e5"]);
+    assert!(hall.alerts().is_empty(), "{:?}", hall.alerts());
+    hall.play("g1", "f3");
+    assert_eq!(hall.moves(), ["e2e4", "e7e5", "g1f3"]);
+}
+
+#[test]
 fn a_lifted_piece_still_in_the_hand_is_not_a_capture() {
     let mut hall = Hall::from(TWO_VICTIMS);
     // Held over a second, then put down on a quiet square.

@@ -381,9 +381,10 @@ fn add(lines: &mut Vec<Line>, line: Line) {
 }
 
 /// The shortest sequences of one to `max_plies` moves from `known`, every
-/// move seen being made, after which the board looks like `picture`, each
-/// with whether pieces are lifted besides (in which case longer ones are
-/// looked for too, up to the first that the board shows exactly).
+/// move seen being made, after which the board looks like `picture`, and
+/// those one move longer; each with whether pieces are lifted besides (in
+/// which case longer ones are looked for too, up to the first that the
+/// board shows exactly).
 fn sequences(
     known: &Known,
     picture: &Picture,
@@ -392,10 +393,18 @@ fn sequences(
     (previous, same_report): (Previous, bool),
 ) -> Vec<(Vec<Move>, bool)> {
     let mut found = Vec::new();
+    let mut longest = max_plies;
     for plies in 1..=max_plies {
-        search(known, picture, changes, (plies, previous, same_report), &mut Vec::new(), &mut found);
-        if found.iter().any(|(_, in_air)| !in_air) {
+        if plies > longest {
             break;
+        }
+        search(known, picture, changes, (plies, previous, same_report), &mut Vec::new(), &mut found);
+        if longest == max_plies && found.iter().any(|(_, in_air)| !in_air) {
+            // One ply more may end on the same board too, with the other
+            // side to move (O-O Be3 Kh8 looks like Kf8 Be3 when the king
+            // went on to h8): the shortest is not always right, so both
+            // are followed until the next move tells.
+            longest = plies + 1;
         }
     }
     found

@@ -238,6 +238,20 @@ fn a_quick_reply_in_the_report_after_a_lost_one() {
 }
 
 #[test]
+fn castling_then_the_king_on_is_not_taken_for_one_king_move() {
+    // Black castles, White replies at once, the king goes on to h8: the
+    // board ends as after Kf8 Be3 would (f8, h8 and e3 occupied), but
+    // with White to move. The next move tells.
+    let mut hall = Hall::from("4k2r/8/8/8/8/8/8/2B1K3 b k - 0 1");
+    hall.lift("e8").lift("h8").place("g8").place("f8");
+    hall.lift("c1").place("e3");
+    hall.lift("g8").place("h8").wait(1500);
+    assert!(hall.moves().is_empty(), "not the shortest reading at once: {:?}", hall.moves());
+    hall.play("e1", "d2");
+    assert_eq!(hall.moves(), ["e8g8", "c1e3", "g8h8", "e1d2"]);
+}
+
+#[test]
 fn a_lifted_piece_still_in_the_hand_is_not_a_capture() {
     let mut hall = Hall::from(TWO_VICTIMS);
     // Held over a second, then put down on a quiet square.

@@ -187,6 +187,69 @@ fn every_game_comes_back_from_certabo_reports() {
     }
 }
 
+/// A scripted Certabo board reporting every 100 ms from 0 to `end_ms`:
+/// `hands` are square changes at their times (ms); the reports at `cut`
+/// lose their ends on the line (the next one follows them on it).
+fn certabo_reports(hands: &[(u64, &str, Cell)], cut: &[u64], end_ms: u64) -> String {
+    let mut header = CaptureHeader::new(Protocol::Certabo, "b");
+    header.calibration = CertaboSim::full_calibration().entries();
+    let mut text = boardcast::capture::format_header(&header);
+    text.push('\n');
+    let mut board = CertaboSim::new("", ClockSide::Left);
+    board.handle_script_event(&SensorEvent::Board(Box::new(Picture::from_board(&Board::new()))));
+    let mut hands = hands.iter().peekable();
+    for t in (0..=end_ms).step_by(100) {
+        while let Some((_, square, cell)) = hands.next_if(|(at, _, _)| *at <= t) {
+            board.handle_script_event(&SensorEvent::Square { square: square.parse().unwrap(), cell: *cell });
+        }
+        let mut bytes = board.report();
+        if cut.contains(&t) {
+            bytes.truncate(bytes.len() / 2);
+        }
+        let record = boardcast::capture::Record {
+            t: Timestamp::from_millis(t),
+            body: boardcast::capture::RecordBody::Rx(bytes),
+        };
+        text.push_str(&boardcast::capture::format_record(&record));
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn a_bishop_sliding_while_two_reports_are_lost_is_not_put_down_on_the_square_it_crossed() {
+    // The failure the corpus showed at seeds 16 (twic0920-sample.pgn#9,
+    // 17.Be2), 41 and 43: the bishop slides from c4 over d3 to e2 (it could
+    // go on to f1). The report showing it on d3 is passed on when the next
+    // one (on e2) comes; the two after that lose their ends on the line, so
+    // the one on e2 waits 300 ms for a report to confirm it, and Black
+    // answers at once. Those 300 ms without a report are not a board
+    // standing still with the bishop on d3.
+    let white = |role: char| Cell::from_letter(role.to_ascii_uppercase()).unwrap();
+    let black = |role: char| Cell::from_letter(role).unwrap();
+    let hands = [
+        (1000, "e2", Cell::Empty),
+        (1050, "e4", white('p')),
+        (2000, "e7", Cell::Empty),
+        (2050, "e5", black('p')),
+        (3000, "f1", Cell::Empty),
+        (3050, "c4", white('b')),
+        (4000, "g8", Cell::Empty),
+        (4050, "f6", black('n')),
+        (4950, "c4", Cell::Empty),
+        (4960, "d3", white('b')),
+        (5050, "d3", Cell::Empty),
+        (5060, "e2", white('b')),
+        (5250, "b8", Cell::Empty),
+        (5450, "c6", black('n')),
+    ];
+    let capture = certabo_reports(&hands, &[5200, 5300], 8000);
+    let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
+    let trace = support::trace(&replayed);
+    assert_eq!(support::uci(&replayed.games[0]), ["e2e4", "e7e5", "f1c4", "g8f6", "c4e2", "b8c6"], "{trace}");
+    assert!(!trace.contains("c4d3"), "d3 never taken for the move's end: {trace}");
+}
+
 #[test]
 fn the_corpus_has_promotions_to_check() {
     let promotions = support::corpus()

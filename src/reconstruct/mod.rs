@@ -72,7 +72,8 @@ pub struct Reconstructor {
     picture: Picture,
     /// The board reports every square turned 180°.
     rotated: bool,
-    /// When the picture changed and has not been judged since.
+    /// When the picture changed and has not been judged since (held back
+    /// by lost bytes: see `settle_due`).
     settle_at: Option<Timestamp>,
     clock: ClockTracker,
     log: SensorLog,
@@ -97,6 +98,8 @@ pub struct Reconstructor {
     /// When the picture was last made whole after lost bytes: deadlines
     /// that passed while it was suspect come due then, not in the past.
     resumed_at: Timestamp,
+    /// When bytes were last lost.
+    lost_at: Timestamp,
 }
 
 /// A game in progress (or just ended).
@@ -236,6 +239,7 @@ impl Reconstructor {
             finished: Vec::new(),
             suspect_until: None,
             resumed_at: Timestamp::ZERO,
+            lost_at: Timestamp::ZERO,
         }
     }
 
@@ -276,7 +280,7 @@ impl Reconstructor {
         if self.suspect_until.is_some_and(|t| t <= now) {
             self.suspect_until = None;
         }
-        if self.settle_at.is_some_and(|t| t <= now) {
+        if self.settle_due().is_some_and(|t| t <= now) {
             self.settle_at = None;
             self.judge_settled(now);
         }
@@ -311,15 +315,33 @@ impl Reconstructor {
     /// whole board (which the link asks for), or for [`LOST_BYTES_WAIT`]
     /// if none comes. Meanwhile nobody is accused on the strength of it: a
     /// press is not judged as made without a move or on an illegal
-    /// position, and the board is not called out of sync.
+    /// position, and the board is not called out of sync. Nor is it taken
+    /// as settled (see `settle_due`).
     pub fn handle_lost_bytes(&mut self, now: Timestamp) {
         self.suspect_until = Some(now + LOST_BYTES_WAIT);
+        self.lost_at = now;
+    }
+
+    /// When the board counts as settled. A board is still when it was
+    /// heard unchanged for `settle`; after lost bytes it was not heard for
+    /// a while (a streaming board's reports were lost), and that silence
+    /// would pass for stillness: a sliding piece last seen crossing a
+    /// square would be judged as put down there. So while the picture is
+    /// suspect the settle time waits for the whole board, and for at most
+    /// `settle` after the loss (a board whose link asks for no whole board
+    /// is judged as seen, not left waiting for `LOST_BYTES_WAIT`).
+    fn settle_due(&self) -> Option<Timestamp> {
+        let not_before = match self.suspect_until {
+            Some(_) => self.lost_at + self.config.settle,
+            None => self.resumed_at,
+        };
+        self.settle_at.map(|at| at.max(not_before))
     }
 
     /// When to call [`Reconstructor::handle_timeout`] next.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut next = Earliest(None);
-        next.consider(self.settle_at);
+        next.consider(self.settle_due());
         next.consider(self.suspect_until);
         next.consider(self.wrong_start.as_ref().map(|(since, _)| *since + self.config.out_of_sync_after));
         if let Some(play) = &self.play {
@@ -482,3 +504,122 @@ fn rotate(square: Square) -> Square {
 
 #[cfg(test)]
 mod tests;
+
+/// Settling around lost bytes, in virtual time: the board as a streaming
+/// board's decoder passes it on (the squares that changed, then the whole
+/// board), reports lost on the line in between.
+#[cfg(test)]
+mod lost_report_tests {
+    use shakmaty::{CastlingMode, Chess, fen::Fen};
+
+    use super::*;
+    use crate::sensor::Cell;
+
+    struct Board {
+        reconstructor: Reconstructor,
+        picture: Picture,
+        events: Vec<Event>,
+    }
+
+    impl Board {
+        fn from(fen: &str) -> Self {
+            let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            let setup = GameSetup { start: Some(pos.clone()), ..GameSetup::default() };
+            let mut board = Self {
+                reconstructor: Reconstructor::new(ReconstructorConfig::default(), setup),
+                picture: Picture::from_board(pos.board()),
+                events: Vec::new(),
+            };
+            board.report(0, &[]);
+            board.catch_up(1000);
+            assert!(board.reconstructor.game().is_some(), "the game starts");
+            board
+        }
+
+        /// Fires every deadline up to `ms`, as a session does before an
+        /// input.
+        fn catch_up(&mut self, ms: u64) {
+            let now = Timestamp::from_millis(ms);
+            while let Some(deadline) = self.reconstructor.poll_timeout().filter(|&d| d <= now) {
+                self.reconstructor.handle_timeout(deadline);
+            }
+            self.events.extend(std::iter::from_fn(|| self.reconstructor.poll_event()));
+        }
+
+        /// A report passed on at `ms` with these squares changed.
+        fn report(&mut self, ms: u64, changes: &[(&str, char)]) {
+            self.catch_up(ms);
+            let now = Timestamp::from_millis(ms);
+            for &(square, letter) in changes {
+                let square: Square = square.parse().unwrap();
+                let cell = if letter == '-' { Cell::Empty } else { Cell::from_letter(letter).unwrap() };
+                self.picture.set(square, cell);
+                self.reconstructor.handle_sensor(now, &SensorEvent::Square { square, cell });
+            }
+            self.reconstructor.handle_sensor(now, &SensorEvent::Board(Box::new(self.picture.clone())));
+            self.events.extend(std::iter::from_fn(|| self.reconstructor.poll_event()));
+        }
+
+        /// A report lost on the line, found out at `ms`.
+        fn lost(&mut self, ms: u64) {
+            self.catch_up(ms);
+            self.reconstructor.handle_lost_bytes(Timestamp::from_millis(ms));
+        }
+
+        fn made(&self) -> Vec<String> {
+            self.events
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::MoveMade(m) => Some(m.uci.clone()),
+                    EventKind::MoveAmended { now, .. } => Some(format!("amended to {}", now.uci)),
+                    _ => None,
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_piece_crossing_a_square_while_reports_are_lost_is_not_put_down_there() {
+        // The bishop slides from c4 over d3 to e2 (it could go on to f1).
+        // The report showing it on d3 is the last one heard for 300 ms:
+        // the next two lose their ends on the line, and the report after
+        // them shows it on e2. Unheard is not still: d3 is not taken for
+        // the move's end.
+        let mut board = Board::from("4k3/p7/8/8/2B5/8/P7/4K3 w - - 0 1");
+        board.report(1000, &[("c4", '-'), ("d3", 'B')]);
+        board.lost(1200);
+        board.lost(1310);
+        board.report(1310, &[("d3", '-'), ("e2", 'B')]);
+        // Black answers at once.
+        board.report(1410, &[("e8", '-')]);
+        board.report(1510, &[("d8", 'k')]);
+        board.catch_up(5000);
+        assert_eq!(board.made(), ["c4e2", "e8d8"]);
+    }
+
+    #[test]
+    fn a_suspect_picture_settles_once_whole_again_or_the_settle_time_after_the_loss() {
+        // Bytes lost 200 ms after the bishop was seen on d3, and no whole
+        // board comes: judged as seen 300 ms after the loss (not when the
+        // wait for a whole board is over).
+        let fen = "4k3/p7/8/8/2B5/8/P7/4K3 w - - 0 1";
+        let mut board = Board::from(fen);
+        board.report(1000, &[("c4", '-'), ("d3", 'B')]);
+        board.lost(1200);
+        board.catch_up(1490);
+        assert_eq!(board.made(), Vec::<String>::new(), "not settled before 1200 + 300 ms");
+        board.catch_up(1510);
+        assert_eq!(board.made(), ["c4d3"]);
+        // The whole board comes soon after the loss, unchanged: the board
+        // was heard still from the bishop's arrival, and settles as it
+        // would have without the loss.
+        let mut board = Board::from(fen);
+        board.report(1000, &[("c4", '-'), ("d3", 'B')]);
+        board.lost(1200);
+        board.report(1220, &[]);
+        board.catch_up(1290);
+        assert_eq!(board.made(), Vec::<String>::new());
+        board.catch_up(1300);
+        assert_eq!(board.made(), ["c4d3"]);
+    }
+}

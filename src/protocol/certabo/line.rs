@@ -34,8 +34,9 @@ pub enum Line {
     Numbers(Vec<u8>),
     /// A marker saying which LEDs the board has.
     Marker(Leds),
-    /// Bytes that are no report (noise, a line cut short and joined to the
-    /// next one, the tail of a line whose start was missed).
+    /// Bytes that are no report (noise, a report that lost its end, told
+    /// as soon as the next one starts, the tail of a line whose start was
+    /// missed).
     Junk {
         /// How many bytes.
         len: usize,
@@ -82,7 +83,8 @@ pub const CUT_OFF: &str = "a line cut off by the end of the stream";
 pub struct LineReader {
     /// Bytes of the line not yet ended.
     pending: Vec<u8>,
-    /// How much of `pending` is known to hold no line end.
+    /// How much of `pending` is known to hold no line end and no second
+    /// start of a report.
     scanned: usize,
     /// Items of lines already split.
     ready: VecDeque<Line>,
@@ -105,10 +107,30 @@ impl LineReader {
             if let Some(line) = self.ready.pop_front() {
                 return Some(line);
             }
-            let end = self.pending[self.scanned..].iter().position(|&b| b == b'\r' || b == b'\n');
+            // A line ends at its CR or LF. A report also ends where the next
+            // one starts: a second `:` means the report before it lost its
+            // end on the wire. That is known as soon as the `:` comes, a
+            // report's time before the next line end, and is told at once:
+            // a board that went unheard meanwhile must not look still to
+            // the reconstructor (`Reconstructor::handle_lost_bytes`). Noise
+            // before a report loses nothing and is told with the report.
+            let mut in_report = self.pending[..self.scanned].contains(&b':');
+            let end = self.pending.iter().enumerate().skip(self.scanned).find_map(|(i, &b)| match b {
+                b'\r' | b'\n' => Some((i, false)),
+                b':' if in_report => Some((i, true)),
+                b':' => {
+                    in_report = true;
+                    None
+                }
+                _ => None,
+            });
             match end {
-                Some(i) => {
-                    let end = self.scanned + i;
+                Some((start, true)) => {
+                    let cut: Vec<u8> = self.pending.drain(..start).collect();
+                    self.scanned = 0;
+                    self.ready.push_back(Line::Junk { len: cut.len(), reason: before_report(&cut) });
+                }
+                Some((end, _)) => {
                     let line: Vec<u8> = self.pending.drain(..=end).collect();
                     self.scanned = 0;
                     split_line(&line[..end], &mut self.ready);
@@ -167,8 +189,9 @@ pub fn encode_report(numbers: impl IntoIterator<Item = u8>, out: &mut Vec<u8>) {
 
 /// Turns one line (without its end) into items.
 fn split_line(line: &[u8], out: &mut VecDeque<Line>) {
-    // A report starts at its `:`; anything before the last one is a line cut
-    // short and joined to this one, or noise.
+    // A report starts at its `:`; anything before the last one is noise,
+    // or a report cut short and joined to this one (the reader splits
+    // those off as soon as the next report starts).
     let (junk, body) = match line.iter().rposition(|&b| b == b':') {
         Some(i) => (&line[..i], Some(&line[i + 1..])),
         None => (line, None),
@@ -184,8 +207,7 @@ fn split_line(line: &[u8], out: &mut VecDeque<Line>) {
         return;
     };
     if !junk.is_empty() {
-        let reason = if junk.contains(&b':') { "a report cut short" } else { "bytes before a report" };
-        out.push_back(Line::Junk { len: junk.len(), reason });
+        out.push_back(Line::Junk { len: junk.len(), reason: before_report(junk) });
     }
     let mut numbers = Vec::with_capacity(TAG_NUMBERS);
     let mut marker = None;
@@ -216,6 +238,12 @@ fn split_line(line: &[u8], out: &mut VecDeque<Line>) {
         out.push_back(Line::Marker(leds));
     }
     out.push_back(Line::Numbers(numbers));
+}
+
+/// Why bytes found before the start of a report are dropped: a report
+/// that lost its end (it has a `:`), or noise.
+fn before_report(junk: &[u8]) -> &'static str {
+    if junk.contains(&b':') { "a report cut short" } else { "bytes before a report" }
 }
 
 /// `L` or `D` alone on a line (spaces and `*` allowed around it).
@@ -301,6 +329,39 @@ mod tests {
                 Line::Junk { len: 4, reason: CUT_OFF },
             ]
         );
+    }
+
+    #[test]
+    fn a_report_cut_short_is_told_as_soon_as_the_next_one_starts() {
+        // Two reports lose their ends in a row: each is told when the next
+        // one starts, not when a line finally ends a report's time or two
+        // later (the board was not heard meanwhile).
+        let mut reader = LineReader::new();
+        reader.push(b":1 2 3 4");
+        assert_eq!(reader.next_line(), None);
+        reader.push(b":5 6");
+        assert_eq!(reader.next_line(), Some(Line::Junk { len: 8, reason: "a report cut short" }));
+        assert_eq!(reader.next_line(), None);
+        reader.push(b" 7:8 9 \r\n");
+        assert_eq!(reader.next_line(), Some(Line::Junk { len: 6, reason: "a report cut short" }));
+        assert_eq!(reader.next_line(), Some(Line::Numbers(vec![8, 9])));
+        assert_eq!(reader.next_line(), None);
+        // Noise before a report loses nothing: it is told with the report.
+        reader.push(b"xy:1 2");
+        assert_eq!(reader.next_line(), None);
+        reader.push(b"\r\n");
+        assert_eq!(reader.next_line(), Some(Line::Junk { len: 2, reason: "bytes before a report" }));
+        assert_eq!(reader.next_line(), Some(Line::Numbers(vec![1, 2])));
+        // Chunked any way, the same lines.
+        let whole: &[u8] = b"xy:1 2 3 4:5 6 7:8 9 \r\n";
+        let expected = [
+            Line::Junk { len: 10, reason: "a report cut short" },
+            Line::Junk { len: 6, reason: "a report cut short" },
+            Line::Numbers(vec![8, 9]),
+        ];
+        for cut in 0..=whole.len() {
+            assert_eq!(lines(&[&whole[..cut], &whole[cut..]]), expected, "cut at {cut}");
+        }
     }
 
     #[test]

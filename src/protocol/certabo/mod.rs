@@ -49,7 +49,12 @@ use crate::sensor::{Cell, Picture, SensorEvent};
 /// suspects the picture after every loss, that it is whole again. A lost
 /// report does not make what the next one shows a dump, though: every
 /// report shows the whole board, so the changes were only seen two tenths
-/// of a second apart instead of one, and go on as squares.
+/// of a second apart instead of one, and go on as squares. A report that
+/// lost its end is told as soon as the next one starts (`line`), before the
+/// board's silence could pass for a still board: the reconstructor holds
+/// back judging the board settled until it is whole again (see
+/// `Reconstructor::handle_lost_bytes`), so a sliding piece last seen
+/// crossing a square is not judged as put down there.
 ///
 /// Boards with little antenna gain read a piece now and then as absent or
 /// as another tag for one report; they do not read a tag where no piece

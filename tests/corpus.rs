@@ -37,35 +37,7 @@ fn check(corpus: &CorpusGame, dgt: bool, seed: u64) -> Result<(), String> {
             support::trace(&replayed)
         )
     };
-    if replayed.games.len() != 1 {
-        return Err(format!("{} games instead of 1: {}", replayed.games.len(), context()));
-    }
-    let got = &replayed.games[0];
-    let moves = support::uci(got);
-    if moves != stream.expected.uci {
-        let at = moves
-            .iter()
-            .zip(&stream.expected.uci)
-            .position(|(a, b)| a != b)
-            .unwrap_or(moves.len().min(stream.expected.uci.len()));
-        return Err(format!(
-            "moves differ at ply {}: got {:?}, expected {:?}: {}",
-            at + 1,
-            moves.get(at),
-            stream.expected.uci.get(at),
-            context()
-        ));
-    }
-    let result = got.result.map(|r| r.outcome);
-    if result != stream.expected.result {
-        return Err(format!("result {result:?}, expected {:?}: {}", stream.expected.result, context()));
-    }
-    let irregular = support::irregularities(&replayed);
-    if !irregular.is_empty() {
-        let list: Vec<String> = irregular.iter().map(ToString::to_string).collect();
-        return Err(format!("false alerts: {}: {}", list.join(" | "), context()));
-    }
-    Ok(())
+    support::same_game(&replayed, &stream.expected).map_err(|e| format!("{e}: {}", context()))
 }
 
 fn run(dgt: bool, seeds: std::ops::Range<u64>) {

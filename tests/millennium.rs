@@ -14,6 +14,8 @@
 
 mod support;
 
+use support::chunks::{config, split};
+
 use boardcast::{
     event::EventKind,
     protocol::{
@@ -38,7 +40,7 @@ use proptest::{
     collection::vec,
     prelude::*,
     sample::{Index, select},
-    test_runner::{Config, TestCaseError},
+    test_runner::TestCaseError,
 };
 use shakmaty::{Color, Piece, Role, Square};
 use support::CorpusGame;
@@ -88,35 +90,7 @@ fn check(corpus: &CorpusGame, seed: u64) -> Result<(), String> {
     let capture = millennium_capture(&header(game, Protocol::Millennium, &name), &stream.events, form, &mut rng);
     let replayed = replay(&capture, &ReconstructorConfig::default()).map_err(|e| e.to_string())?;
     let context = || format!("{name} (millennium, seed {seed}, {form:?}, {style:?})\n{}", support::trace(&replayed));
-    if replayed.games.len() != 1 {
-        return Err(format!("{} games instead of 1: {}", replayed.games.len(), context()));
-    }
-    let got = &replayed.games[0];
-    let moves = support::uci(got);
-    if moves != stream.expected.uci {
-        let at = moves
-            .iter()
-            .zip(&stream.expected.uci)
-            .position(|(a, b)| a != b)
-            .unwrap_or(moves.len().min(stream.expected.uci.len()));
-        return Err(format!(
-            "moves differ at ply {}: got {:?}, expected {:?}: {}",
-            at + 1,
-            moves.get(at),
-            stream.expected.uci.get(at),
-            context()
-        ));
-    }
-    let result = got.result.map(|r| r.outcome);
-    if result != stream.expected.result {
-        return Err(format!("result {result:?}, expected {:?}: {}", stream.expected.result, context()));
-    }
-    let irregular = support::irregularities(&replayed);
-    if !irregular.is_empty() {
-        let list: Vec<String> = irregular.iter().map(ToString::to_string).collect();
-        return Err(format!("false alerts: {}: {}", list.join(" | "), context()));
-    }
-    Ok(())
+    support::same_game(&replayed, &stream.expected).map_err(|e| format!("{e}: {}", context()))
 }
 
 /// Every game of the corpus, as a Millennium board without a clock sends
@@ -239,11 +213,6 @@ fn a_live_session_starts_the_board_reads_moves_and_lights_them() {
 // 4. Decoder properties
 // ---------------------------------------------------------------------------
 
-fn config(cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
-    Config { failure_persistence: None, ..Config::with_cases(cases) }
-}
-
 fn any_cell() -> impl Strategy<Value = Cell> {
     let piece = (any::<bool>(), select(Role::ALL.to_vec()))
         .prop_map(|(white, role)| Cell::Piece(Piece { color: Color::from_white(white), role }));
@@ -303,20 +272,6 @@ fn encode(parts: &[Part]) -> Vec<u8> {
             Part::Bytes(bytes) => bytes.clone(),
         })
         .collect()
-}
-
-/// Splits `bytes` at the given points (empty chunks included).
-fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
-    let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
-    points.sort_unstable();
-    let mut chunks = Vec::with_capacity(points.len() + 1);
-    let mut from = 0;
-    for point in points {
-        chunks.push(&bytes[from..point]);
-        from = point;
-    }
-    chunks.push(&bytes[from..]);
-    chunks
 }
 
 /// Everything the decoder makes of `chunks`, ending the stream after them.

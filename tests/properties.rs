@@ -29,6 +29,8 @@
 
 mod support;
 
+use support::chunks::{config, split};
+
 use std::collections::{BTreeMap, HashMap};
 
 use boardcast::{
@@ -56,19 +58,12 @@ use proptest::{
     option,
     prelude::*,
     sample::{Index, select},
-    test_runner::{Config, TestCaseError},
+    test_runner::TestCaseError,
 };
 use shakmaty::{
     Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Move, Piece, Position, Rank, Role, Setup, Square,
     uci::UciMove,
 };
-
-/// `cases` random cases (`PROPTEST_CASES` overrides it for a longer hunt),
-/// without a regression file (see the module doc).
-fn config(cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
-    Config { failure_persistence: None, ..Config::with_cases(cases) }
-}
 
 // ---------------------------------------------------------------------------
 // Shared strategies
@@ -96,21 +91,6 @@ fn any_picture() -> impl Strategy<Value = Picture> {
         }
         picture
     })
-}
-
-/// Splits `bytes` at the given points (empty chunks included: a read may
-/// return nothing).
-fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
-    let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
-    points.sort_unstable();
-    let mut chunks = Vec::with_capacity(points.len() + 1);
-    let mut from = 0;
-    for point in points {
-        chunks.push(&bytes[from..point]);
-        from = point;
-    }
-    chunks.push(&bytes[from..]);
-    chunks
 }
 
 // ---------------------------------------------------------------------------

@@ -13,6 +13,8 @@
 
 mod support;
 
+use support::chunks::{config, split};
+
 use boardcast::{
     alert::AlertKind,
     capture::{Record, RecordBody, format_record},
@@ -28,7 +30,7 @@ use boardcast::{
     synth::{ReportForm, Style, header, play, rng_for, sentio_capture},
     time::Timestamp,
 };
-use proptest::{collection::vec, prelude::*, sample::Index, test_runner::Config};
+use proptest::{collection::vec, prelude::*, sample::Index};
 use shakmaty::{
     Bitboard, Board, Chess, EnPassantMode, KnownOutcome, Position, Square, fen::Fen, san::SanPlus, uci::UciMove,
 };
@@ -388,11 +390,6 @@ fn forced_outcome(pos: &Chess) -> Option<KnownOutcome> {
 // 4. Properties
 // ---------------------------------------------------------------------------
 
-fn config(cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
-    Config { failure_persistence: None, ..Config::with_cases(cases) }
-}
-
 fn any_stream() -> impl Strategy<Value = Vec<u8>> {
     let part = prop_oneof![
         4 => any::<u64>().prop_map(|bits| {
@@ -406,19 +403,6 @@ fn any_stream() -> impl Strategy<Value = Vec<u8>> {
         }),
     ];
     vec(part, 0..20).prop_map(|parts| parts.concat())
-}
-
-fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
-    let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
-    at.sort_unstable();
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    for cut in at {
-        chunks.push(&bytes[start..cut]);
-        start = cut;
-    }
-    chunks.push(&bytes[start..]);
-    chunks
 }
 
 proptest! {

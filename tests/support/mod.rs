@@ -7,7 +7,7 @@ use boardcast::{
     game::GameRecord,
     replay::Replayed,
     session::Output,
-    synth::{SourceGame, read_games, read_san_lines},
+    synth::{Expected, SourceGame, read_games, read_san_lines},
 };
 
 /// A game of the vendored corpus (see tests/fixtures/games/SOURCE.md).
@@ -53,6 +53,37 @@ pub fn corpus_seed() -> u64 {
     std::env::var("BOARDCAST_CORPUS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7)
 }
 
+/// Whether a replay brought back exactly the one game expected: its moves,
+/// its result, and no false irregularity alert. The error says what
+/// differs (the caller adds where it comes from).
+pub fn same_game(replayed: &Replayed, expected: &Expected) -> Result<(), String> {
+    if replayed.games.len() != 1 {
+        return Err(format!("{} games instead of 1", replayed.games.len()));
+    }
+    let got = &replayed.games[0];
+    let moves = uci(got);
+    if moves != expected.uci {
+        let at =
+            moves.iter().zip(&expected.uci).position(|(a, b)| a != b).unwrap_or(moves.len().min(expected.uci.len()));
+        return Err(format!(
+            "moves differ at ply {}: got {:?}, expected {:?}",
+            at + 1,
+            moves.get(at),
+            expected.uci.get(at)
+        ));
+    }
+    let result = got.result.map(|r| r.outcome);
+    if result != expected.result {
+        return Err(format!("result {result:?}, expected {:?}", expected.result));
+    }
+    let irregular = irregularities(replayed);
+    if !irregular.is_empty() {
+        let list: Vec<String> = irregular.iter().map(ToString::to_string).collect();
+        return Err(format!("false alerts: {}", list.join(" | ")));
+    }
+    Ok(())
+}
+
 /// The alerts of a replay.
 pub fn alerts(replayed: &Replayed) -> Vec<Alert> {
     replayed
@@ -91,6 +122,7 @@ pub fn trace(replayed: &Replayed) -> String {
         .join("\n")
 }
 
+pub mod chunks;
 pub mod live;
 pub mod mqtt;
 pub mod script;

@@ -15,6 +15,8 @@
 
 mod support;
 
+use support::chunks::{config, split};
+
 use std::{fs, process::Command, time::Duration};
 
 use boardcast::{
@@ -35,7 +37,7 @@ use boardcast::{
     synth::{ReportForm, Rng, SourceGame, Style, certabo_capture, header, play, read_san_lines, rng_for},
     time::Timestamp,
 };
-use proptest::{collection::vec, prelude::*, sample::Index, test_runner::Config};
+use proptest::{collection::vec, prelude::*, sample::Index};
 use shakmaty::{Board, Color, Square};
 use support::{CorpusGame, live::Hall};
 
@@ -448,11 +450,6 @@ fn calibrate_takes_the_port_and_file_from_the_configuration() {
 // 5. Properties
 // ---------------------------------------------------------------------------
 
-fn config(cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
-    Config { failure_persistence: None, ..Config::with_cases(cases) }
-}
-
 /// A stream of reports of random boards, with junk and marker lines
 /// between them.
 fn any_stream() -> impl Strategy<Value = Vec<u8>> {
@@ -473,19 +470,6 @@ fn any_stream() -> impl Strategy<Value = Vec<u8>> {
         1 => Just(b"L\r\n".to_vec()),
     ];
     vec(part, 0..12).prop_map(|parts| parts.concat())
-}
-
-fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
-    let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
-    at.sort_unstable();
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    for cut in at {
-        chunks.push(&bytes[start..cut]);
-        start = cut;
-    }
-    chunks.push(&bytes[start..]);
-    chunks
 }
 
 proptest! {

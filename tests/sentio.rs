@@ -31,9 +31,7 @@ use boardcast::{
     time::Timestamp,
 };
 use proptest::{collection::vec, prelude::*, sample::Index};
-use shakmaty::{
-    Bitboard, Board, Chess, EnPassantMode, KnownOutcome, Position, Square, fen::Fen, san::SanPlus, uci::UciMove,
-};
+use shakmaty::{Bitboard, Board, EnPassantMode, Position, Square, fen::Fen, san::SanPlus, uci::UciMove};
 
 fn decode_all(decoder: &mut SentioDecoder, chunks: &[&[u8]]) -> Vec<Decoded> {
     let mut out = Vec::new();
@@ -329,7 +327,7 @@ fn judge_sentio(replayed: &Replayed, expected: &[String]) -> Result<Reading, Str
         return Err(format!("{unknown} promotion_unknown alerts for {promotions} promotions"));
     }
     if moves == expected {
-        let forced = forced_outcome(got.position());
+        let forced = got.position().outcome().known();
         let result = got.result.map(|r| r.outcome);
         if result != forced {
             return Err(format!("result {result:?}, expected {forced:?}"));
@@ -373,17 +371,6 @@ fn readings(message: &str) -> Vec<&str> {
     let Some((_, rest)) = message.split_once("more than one way (") else { return Vec::new() };
     let Some((listed, _)) = rest.split_once("); waiting") else { return Vec::new() };
     listed.split(" or ").collect()
-}
-
-/// The result the final position forces.
-fn forced_outcome(pos: &Chess) -> Option<KnownOutcome> {
-    if pos.is_checkmate() {
-        Some(KnownOutcome::Decisive { winner: !pos.turn() })
-    } else if pos.is_stalemate() || pos.is_insufficient_material() {
-        Some(KnownOutcome::Draw)
-    } else {
-        None
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -68,6 +68,10 @@ enum Action {
     /// Takes back the last move (put the position back on the board too).
     TakeBack,
     /// Enters moves from the scoresheet, in SAN, from the game position.
+    ///
+    /// When an occupancy-only board's moves can be read more than one way
+    /// (an ambiguous_moves alert), the first move of the right reading is
+    /// enough: the moves the board showed after it follow.
     Moves {
         /// The moves, e.g. Nc3 e5 Nf3.
         #[arg(required = true)]

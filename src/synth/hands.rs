@@ -49,7 +49,7 @@ pub fn play(game: &SourceGame, style: &Style, rng: &mut Rng) -> Stream {
             break;
         }
     }
-    let forced = forced_outcome(&pos);
+    let forced = pos.outcome().known();
     let result = match (forced, game.result) {
         (Some(outcome), _) => Some(outcome),
         (None, Some(outcome)) if style.gesture => {
@@ -77,17 +77,6 @@ pub fn play(game: &SourceGame, style: &Style, rng: &mut Rng) -> Stream {
 fn pos_plies(start: &Chess, end: &Chess) -> usize {
     let plies = |p: &Chess| (p.fullmoves().get() as usize - 1) * 2 + usize::from(p.turn() == Color::Black);
     plies(end) - plies(start)
-}
-
-/// The result the final position forces, by shakmaty's rules.
-fn forced_outcome(pos: &Chess) -> Option<KnownOutcome> {
-    if pos.is_checkmate() {
-        Some(KnownOutcome::Decisive { winner: !pos.turn() })
-    } else if pos.is_stalemate() || pos.is_insufficient_material() {
-        Some(KnownOutcome::Draw)
-    } else {
-        None
-    }
 }
 
 struct Hands<'a> {

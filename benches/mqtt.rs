@@ -278,7 +278,6 @@ fn start_publisher(rt: &Runtime, port: u16, boards: Vec<String>, epoch_ms: i64) 
         queue_limit: 1_000_000,
         boards,
         started_ms: epoch_ms,
-        requests: None,
     };
     let (items, items_rx) = mpsc::unbounded_channel();
     let (report_tx, mut report_rx) = mpsc::unbounded_channel();

@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::{
     game::{Tempo, TimeControl},
+    names,
     protocol::Protocol,
     publish::{render::Language, topics::BoardPath},
     reconstruct::{ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock},
@@ -41,8 +42,12 @@ pub struct Config {
     pub broadcast: BroadcastConfig,
     /// The MQTT feed.
     pub mqtt: MqttConfig,
+    /// The display pages.
+    pub http: HttpConfig,
     /// The daemon's log.
     pub log: LogConfig,
+    /// Operator commands.
+    pub operator: OperatorConfig,
     /// The boards.
     #[serde(default)]
     pub boards: Vec<BoardConfig>,
@@ -73,6 +78,8 @@ pub struct PgnConfig {
 pub struct ReconstructionConfig {
     pub settle_ms: u64,
     pub touch_min_ms: u64,
+    #[serde(default = "default_release_min_ms")]
+    pub release_min_ms: u64,
     pub out_of_sync_ms: u64,
     pub gesture_hold_ms: u64,
     pub press_grace_ms: u64,
@@ -80,6 +87,11 @@ pub struct ReconstructionConfig {
     pub fill_in_plies: usize,
     pub rotated_board: RotatedBoard,
     pub uncertain_order: UncertainOrder,
+}
+
+/// `release_min_ms` for configuration files written before it existed.
+const fn default_release_min_ms() -> u64 {
+    1000
 }
 
 /// `[link]`: see `config/default.toml` for each key.
@@ -98,6 +110,15 @@ pub struct LinkSettings {
 pub struct DiscoveryConfig {
     /// Devices to probe besides the machine's serial ports.
     pub extra_ports: Vec<PathBuf>,
+}
+
+/// `[operator]`: see `config/default.toml`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorConfig {
+    /// The operator key (created by the daemon when missing; read by
+    /// `boardcast ctl`).
+    pub key_file: PathBuf,
 }
 
 /// `[log]`: see `config/default.toml`.
@@ -175,6 +196,26 @@ pub struct MqttConfig {
     pub languages: Vec<String>,
     pub max_queued_messages: usize,
     pub embedded: EmbeddedConfig,
+}
+
+/// `[http]`: see `config/default.toml` for each key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct HttpConfig {
+    pub enabled: bool,
+    pub listen: String,
+    pub broker_ws_url: String,
+}
+
+/// The display pages' server, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Http {
+    /// Where the pages are served.
+    pub listen: SocketAddr,
+    /// The WebSocket broker the pages connect to, when it is not the
+    /// embedded broker's listener (`ws://…` or `wss://…`).
+    pub broker_ws_url: Option<String>,
 }
 
 /// `[mqtt.embedded]`.
@@ -368,7 +409,31 @@ impl Config {
                 return Err(error(key("name"), "\"\"", "a name for the board, such as \"board-1\""));
             }
             if boards.iter().any(|other| other.name == b.name) {
-                return Err(error(key("name"), &format!("{:?}", b.name), "a name no other board has"));
+                return Err(error(key("name"), &quoted(&b.name), "a name no other board has"));
+            }
+            // Names become file and folder names (captures, PGN folders):
+            // a name that cannot be one is refused here, not found out when
+            // nothing is saved.
+            let event_key = if b.event.is_some() { key("event") } else { "broadcast.event".into() };
+            let round_key = if b.round.is_some() { key("round") } else { "broadcast.round".into() };
+            let names = [
+                (key("name"), Some(&b.name)),
+                (event_key, Some(b.event.as_ref().unwrap_or(&self.broadcast.event))),
+                (round_key, Some(b.round.as_ref().unwrap_or(&self.broadcast.round))),
+                (key("board"), b.board.as_ref()),
+            ];
+            for (name_key, name) in names {
+                if let Some(why) = name.and_then(|n| names::unusable(n)) {
+                    return Err(error(name_key, &quoted(name.map_or("", |n| n.as_str())), &why));
+                }
+            }
+            if let Some(other) = boards.iter().find(|other| names::component(&other.name) == names::component(&b.name))
+            {
+                return Err(error(
+                    key("name"),
+                    &quoted(&b.name),
+                    &format!("a name whose capture files differ from board {:?}'s", other.name),
+                ));
             }
             let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::Events).ok_or_else(|| {
                 error(
@@ -497,6 +562,7 @@ impl Config {
         Ok(ReconstructorConfig {
             settle: positive("settle_ms", r.settle_ms)?,
             touch_min: positive("touch_min_ms", r.touch_min_ms)?,
+            release_min: positive("release_min_ms", r.release_min_ms)?,
             out_of_sync_after: positive("out_of_sync_ms", r.out_of_sync_ms)?,
             gesture_hold: positive("gesture_hold_ms", r.gesture_hold_ms)?,
             press_grace: positive("press_grace_ms", r.press_grace_ms)?,
@@ -538,6 +604,35 @@ impl Config {
 }
 
 impl Config {
+    /// The display pages' server (`None`: not served).
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be used, or a broker URL the pages cannot
+    /// speak to.
+    pub fn http(&self) -> Result<Option<Http>, ConfigError> {
+        let h = &self.http;
+        if !h.enabled {
+            return Ok(None);
+        }
+        let listen = h.listen.trim().parse::<SocketAddr>().map_err(|_| {
+            error("http.listen".into(), &format!("{:?}", h.listen), "an address and port such as \"127.0.0.1:8080\"")
+        })?;
+        let url = h.broker_ws_url.trim();
+        let broker_ws_url = if url.is_empty() {
+            None
+        } else if url.starts_with("ws://") || url.starts_with("wss://") {
+            Some(url.to_owned())
+        } else {
+            return Err(error(
+                "http.broker_ws_url".into(),
+                &format!("{url:?}"),
+                "\"\" (the embedded broker) or a ws:// or wss:// URL such as \"wss://broker.example.org/mqtt\"",
+            ));
+        };
+        Ok(Some(Http { listen, broker_ws_url }))
+    }
+
     /// The MQTT settings.
     ///
     /// # Errors
@@ -655,6 +750,18 @@ fn parse_broker_url(url: &str, ca_file: &str) -> Result<BrokerUrl, ConfigError> 
     Ok(BrokerUrl { url: url.to_owned(), scheme, host, port, ca_file })
 }
 
+/// A name as the error quotes it: cut after 80 characters (a name of
+/// thousands would fill the terminal), with its length said.
+fn quoted(name: &str) -> String {
+    let count = name.chars().count();
+    if count <= 80 {
+        format!("{name:?}")
+    } else {
+        let head: String = name.chars().take(80).collect();
+        format!("{head:?}… ({count} characters)")
+    }
+}
+
 fn error(key: String, value: &str, accepted: &str) -> ConfigError {
     ConfigError { key, value: value.to_owned(), accepted: accepted.to_owned() }
 }
@@ -750,6 +857,35 @@ mod tests {
         let mut config = parse("");
         config.mqtt.embedded.listen = "localhost".into();
         assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.listen = \"localhost\""));
+    }
+
+    #[test]
+    fn names_that_cannot_be_file_names_are_refused_with_the_key() {
+        let board = |extra: &str| format!("[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\n{extra}");
+        let long = "x".repeat(250);
+        for (extra, message) in [
+            (board("event = \"a\\u0000b\"\n"), "boards[0].event = \"a\\0b\": a name without control characters"),
+            (board(&format!("board = \"{long}\"\n")), "(250 characters): a name of at most 100 characters"),
+            (
+                format!(
+                    "{}[[boards]]\nname = \"b/1\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nboard = \"2\"\n",
+                    board("")
+                )
+                .replace("\"b1\"", "\"b-1\""),
+                "boards[1].name = \"b/1\": a name whose capture files differ from board \"b-1\"'s",
+            ),
+        ] {
+            let message_got = parse(&extra).boards().unwrap_err().to_string();
+            assert!(message_got.contains(message), "{message_got}");
+            assert!(message_got.len() < 400, "the name is not echoed whole: {message_got}");
+        }
+        let mut config = parse(&board(""));
+        config.broadcast.round = long;
+        assert!(config.boards().unwrap_err().to_string().starts_with("broadcast.round = \"xxxx"));
+        // Ordinary names, and names made safe where they become paths.
+        let ok = parse(&board("event = \"Open A\"\nround = \"Round 3.1\"\nboard = \"Ålesund\"\n"));
+        assert_eq!(ok.boards().unwrap()[0].path.event, "Open-A");
+        assert!(parse(&board("event = \"..\"\nboard = \"../../x\"\n")).boards().is_ok());
     }
 
     #[test]

@@ -19,6 +19,17 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// Tags one `set_tags` sets at most.
+pub const MAX_TAGS: usize = 64;
+/// The longest tag name, round, result, piece or move.
+pub const MAX_NAME_CHARS: usize = 64;
+/// The longest tag value.
+pub const MAX_TAG_VALUE_CHARS: usize = 1024;
+/// The longest FEN.
+pub const MAX_FEN_CHARS: usize = 128;
+/// Moves one `moves` command enters at most.
+pub const MAX_MOVES: usize = 600;
+
 /// One command for a board.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
@@ -126,11 +137,60 @@ impl Command {
     ///
     /// An unknown command, a missing or unknown field.
     pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
-        serde_json::from_value(value).map_err(|e| {
+        let command: Self = serde_json::from_value(value).map_err(|e| {
             format!(
                 "{e} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
             )
-        })
+        })?;
+        command.check()?;
+        Ok(command)
+    }
+
+    /// Whether the command keeps within the bounds of docs/operator.md:
+    /// no text that could break the files and messages it ends up in, and
+    /// nothing large enough to slow a board down.
+    ///
+    /// # Errors
+    ///
+    /// What is out of bounds, in words for the operator.
+    pub fn check(&self) -> Result<(), String> {
+        let text = |what: &str, value: &str, max: usize| {
+            if value.chars().count() > max {
+                Err(format!("{what} is {} characters long; at most {max}", value.chars().count()))
+            } else if value.chars().any(char::is_control) {
+                Err(format!("{what} contains a line break or another control character"))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Self::NextRound { round } => text("the round", round, MAX_NAME_CHARS),
+            Self::SetResult { result, .. } => text("the result", result, MAX_NAME_CHARS),
+            Self::Promote { piece } => text("the piece", piece, MAX_NAME_CHARS),
+            Self::SetPosition { fen } => text("the FEN", fen, MAX_FEN_CHARS),
+            Self::Moves { san } => {
+                if san.len() > MAX_MOVES {
+                    return Err(format!("{} moves in one command; at most {MAX_MOVES}", san.len()));
+                }
+                san.iter().try_for_each(|m| text("a move", m, MAX_NAME_CHARS))
+            }
+            Self::SetTags { tags } => {
+                if tags.len() > MAX_TAGS {
+                    return Err(format!("{} tags in one command; at most {MAX_TAGS}", tags.len()));
+                }
+                for (name, value) in tags {
+                    text("a tag name", name, MAX_NAME_CHARS)?;
+                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        return Err(format!(
+                            "the tag name {name:?} is not a PGN tag name (letters, digits and _ only)"
+                        ));
+                    }
+                    text(&format!("the value of tag {name}"), value, MAX_TAG_VALUE_CHARS)?;
+                }
+                Ok(())
+            }
+            Self::NewGame | Self::TakeBack | Self::Flip | Self::AcknowledgeAlert { .. } => Ok(()),
+        }
     }
 }
 
@@ -179,5 +239,22 @@ mod tests {
         assert!(error.contains("unknown variant `resign`") && error.contains("commands: new_game"), "{error}");
         let error = Command::from_json(json!({"command": "next_round"})).unwrap_err();
         assert!(error.contains("missing field `round`"), "{error}");
+    }
+
+    #[test]
+    fn commands_out_of_bounds_are_refused_with_the_bound() {
+        let tags = |name: &str, value: &str| json!({"command": "set_tags", "tags": {name: value}});
+        let refused = |value| Command::from_json(value).unwrap_err();
+        assert!(refused(tags("White", "A\n[Event \"x\"]")).contains("line break"));
+        assert!(refused(tags("White", &"a".repeat(1025))).contains("1025 characters long; at most 1024"));
+        assert!(refused(tags("Whi te", "a")).contains("not a PGN tag name"));
+        assert!(refused(tags(&"T".repeat(65), "a")).contains("at most 64"));
+        let many: serde_json::Map<String, serde_json::Value> = (0..65).map(|i| (format!("T{i}"), json!("v"))).collect();
+        assert!(refused(json!({"command": "set_tags", "tags": many})).contains("65 tags in one command; at most 64"));
+        assert!(refused(json!({"command": "set_position", "fen": "8/".repeat(100)})).contains("at most 128"));
+        assert!(refused(json!({"command": "next_round", "round": "2\r"})).contains("control character"));
+        assert!(refused(json!({"command": "moves", "san": vec!["e4"; 601]})).contains("601 moves"));
+        assert!(Command::from_json(tags("White", &"a".repeat(1024))).is_ok());
+        assert!(Command::from_json(tags("White", "")).is_ok(), "an empty value removes a tag");
     }
 }

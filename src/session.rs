@@ -114,9 +114,13 @@ impl BoardSession {
     /// A session for a board speaking `protocol` (a replay: nothing is sent
     /// to the board).
     pub fn new(protocol: Protocol, config: ReconstructorConfig, setup: GameSetup) -> Self {
+        let mut reconstructor = Reconstructor::new(config, setup);
+        // Boards that answer a request for the whole board (live, or the
+        // answer recorded in a capture) are asked before a player is blamed.
+        reconstructor.set_board_answers(matches!(protocol, Protocol::Dgt | Protocol::Millennium));
         Self {
             decoder: protocol.decoder(),
-            reconstructor: Reconstructor::new(config, setup),
+            reconstructor,
             link: None,
             lights: LightsMode::default(),
             notices: VecDeque::new(),
@@ -275,6 +279,16 @@ impl BoardSession {
     pub fn handle_sensor(&mut self, now: Timestamp, event: &SensorEvent) {
         self.reconstructor.handle_sensor(now, event);
         self.update_lights();
+        self.pass_board_request(now);
+    }
+
+    /// The reconstructor wants the whole board before it blames a player.
+    fn pass_board_request(&mut self, now: Timestamp) {
+        if self.reconstructor.poll_board_request()
+            && let Some(link) = &mut self.link
+        {
+            link.request_board(now);
+        }
     }
 
     /// One capture record. Bytes sent to the board are not replayed.
@@ -293,6 +307,7 @@ impl BoardSession {
     pub fn handle_timeout(&mut self, now: Timestamp) {
         self.reconstructor.handle_timeout(now);
         self.update_lights();
+        self.pass_board_request(now);
         if let Some(link) = &mut self.link {
             link.handle_timeout(now);
             while let Some(event) = link.poll_event() {

@@ -291,3 +291,130 @@ fn clean_games_raise_no_alert_at_all() {
 fn start(fen: &str) -> shakmaty::Chess {
     fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap()
 }
+
+// The six cases of issue 12, each in virtual time.
+
+#[test]
+fn a_slow_result_gesture_raises_no_alert_but_a_real_displaced_king_does() {
+    // The game is over in the players' eyes; they take the pieces off the
+    // centre and put the kings there slowly (over 2 s between the kings).
+    let mut s = Script::from_placement("4k3/8/8/8/8/8/8/4K2R");
+    s.start_clock(600_000).mv("h1h7").press(Color::White, 0).wait(3000);
+    // The players stop the clock, then show the result.
+    s.clock_set(590_000, 590_000, None).wait(500);
+    s.lift("e1").wait(300).place("d5", 'K').wait(3500).lift("e8").wait(300).place("e4", 'k').wait(3000);
+    let setup = GameSetup { start: Some(start("4k3/8/8/8/8/8/8/4K2R w - - 0 1")), ..standard() };
+    let run = s.run_setup(setup.clone());
+    assert_eq!(run.result(), "1-0", "{}", run.trace());
+    assert!(run.alerts().is_empty(), "{}", run.trace());
+    // The white king alone on d5, for good: alerted once the hold is over.
+    let mut s = Script::from_placement("4k3/8/8/8/8/8/8/4K2R");
+    s.start_clock(600_000).mv("h1h7").press(Color::White, 0).wait(1000);
+    s.lift("e1").wait(300).place("d5", 'K').wait(6000);
+    let run = s.run_setup(setup);
+    assert_eq!(run.alerts_of(AlertKind::DisplacedPiece).len(), 1, "{}", run.trace());
+}
+
+#[test]
+fn the_press_that_restores_the_clock_after_an_illegal_move_is_not_7_5_3() {
+    // White's king jumps two squares and White presses (7.5.1). The
+    // position is put back and the clock is pressed back, so that White's
+    // time runs again; White then moves the king (4.3 applies to the move
+    // replacing the illegal one, and it is the king: no touch alert).
+    for press_first in [false, true] {
+        let mut s = Script::new();
+        s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+        s.mv("e1e3").press(Color::White, 0).wait(1500);
+        if press_first {
+            s.press(Color::Black, 0).wait(400).mv("e3e1").wait(1500);
+        } else {
+            s.mv("e3e1").wait(800).press(Color::Black, 0).wait(1500);
+        }
+        s.pressed_moves("e1e2");
+        let run = s.run_setup(standard());
+        assert_eq!(run.alert_kinds(), [AlertKind::IllegalMove], "{}", run.trace());
+        assert_eq!(run.uci(), ["e2e4", "e7e5", "e1e2"]);
+        // Once the game goes on, a press without a move is alerted again.
+        s.wait(1000).press(Color::Black, 0).wait(2000);
+        let run = s.run_setup(standard());
+        assert_eq!(run.alert_kinds(), [AlertKind::IllegalMove, AlertKind::ClockWithoutMove], "{}", run.trace());
+    }
+    // The position is put back and White's replacing move is already on
+    // the board when the clock is pressed back for White: that press is
+    // the correction, not Black pressing without a move.
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.mv("e1e3").press(Color::White, 0).wait(1500).mv("e3e1").wait(300).mv("e1e2").wait(300);
+    s.press(Color::Black, 0).wait(800).press(Color::White, 0).wait(2000);
+    let run = s.run_setup(standard());
+    assert_eq!(run.alert_kinds(), [AlertKind::IllegalMove], "{}", run.trace());
+    assert_eq!(run.uci(), ["e2e4", "e7e5", "e1e2"]);
+    // The replacing move is another piece: 4.3.1 for the king touched
+    // (this alert is right and stays).
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.mv("e1e3").press(Color::White, 0).wait(1500).mv("e3e1").wait(800).press(Color::Black, 0).wait(1500);
+    s.pressed_moves("g1f3");
+    let run = s.run_setup(standard());
+    assert_eq!(run.alert_kinds(), [AlertKind::IllegalMove, AlertKind::TouchedOwnPiece], "{}", run.trace());
+}
+
+#[test]
+fn a_piece_of_the_side_not_to_move_lifted_and_put_back_is_displaced() {
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    // White to move; Black's bishop on f8 is off its square for 1.2 s.
+    s.wait(800).lift("f8").wait(1200).place("f8", 'b').wait(700).mv("g1f3").press(Color::White, 0).wait(500);
+    let run = s.run();
+    let alerts = run.alerts_of(AlertKind::DisplacedPiece);
+    assert_eq!(alerts.len(), 1, "{}", run.trace());
+    let a = alerts[0];
+    assert_eq!((a.kind.article(), a.side, a.ply), ("7.4.1", Some(Color::Black), 2));
+    assert_eq!(a.squares.iter().map(ToString::to_string).collect::<Vec<_>>(), ["f8"]);
+    assert!(a.message.contains("black bishop") && a.message.contains("1.2 s"), "{}", a.message);
+    assert_eq!(run.uci().last().unwrap(), "g1f3");
+    // The mover adjusting its own just-made move before pressing is not.
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.mv("g1f3").wait(500).lift("f3").wait(700).place("f3", 'N').wait(300).press(Color::White, 0).wait(1000);
+    assert!(s.run().alerts().is_empty(), "{}", s.run().trace());
+}
+
+#[test]
+fn a_released_piece_moved_on_along_its_line_is_4_7() {
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5 d2d4");
+    // The pawn b7-b6, left standing for 1.5 s, then pushed on to b5.
+    s.lift("b7").wait(120).place("b6", 'p').wait(1500).lift("b6").wait(100).place("b5", 'p').wait(400);
+    s.press(Color::Black, 0).wait(500);
+    let run = s.run();
+    assert_eq!(run.uci().last().unwrap(), "b7b5", "{}", run.trace());
+    let alerts = run.alerts_of(AlertKind::ReleasedPieceMoved);
+    assert_eq!(alerts.len(), 1, "{}", run.trace());
+    assert_eq!((alerts[0].kind.article(), alerts[0].side, alerts[0].ply), ("4.7", Some(Color::Black), 3));
+    assert!(alerts[0].message.contains("1.5 s"), "{}", alerts[0].message);
+    // The bishop passes d3 on its way to c4 in 120 ms, and a rook rests on
+    // d1 for 700 ms (a slow slide, below the 1 s a released piece stands):
+    // no alert.
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.lift("f1").wait(100).place("e2", 'B').wait(120).lift("e2").place("d3", 'B').wait(700);
+    s.lift("d3").place("c4", 'B').wait(300).press(Color::White, 0);
+    let run = s.run();
+    assert_eq!(run.uci().last().unwrap(), "f1c4", "{}", run.trace());
+    assert!(run.alerts().is_empty(), "{}", run.trace());
+}
+
+#[test]
+fn a_short_touch_is_caught_and_flicker_is_not() {
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.lift("g1").wait(350).place("g1", 'N').wait(400).mv("f1c4").press(Color::White, 0);
+    let run = s.run();
+    assert_eq!(run.alert_kinds(), [AlertKind::TouchedOwnPiece], "{}", run.trace());
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.lift("g1").wait(90).place("g1", 'N').wait(400).mv("f1c4").press(Color::White, 0);
+    let run = s.run();
+    assert!(run.alerts().is_empty(), "{}", run.trace());
+}

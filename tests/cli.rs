@@ -252,3 +252,33 @@ fn replay_writes_what_the_live_daemon_would_have_published() {
     let state = lines.iter().rfind(|l| l["topic"] == "boardcast/v1/live/replay/1/dgt-real-1/state").unwrap();
     assert_eq!(state["retain"], true);
 }
+
+/// A reader that stops early (`| head -1`) ends the command quietly with
+/// status 0: no panic, no error on standard error.
+#[test]
+fn printing_commands_stop_quietly_when_the_reader_goes_away() {
+    let dir = scratch("broken_pipe");
+    let config = dir.join("default.toml");
+    std::fs::write(&config, boardcast(&["config", "default"]).stdout).unwrap();
+    let capture = format!("{}/dgt-real-1.jsonl", fixture_dir_str());
+    let config_arg = format!("--config={}", path(&config));
+    for args in [
+        vec!["config", "default"],
+        vec!["config", "check", config_arg.as_str()],
+        vec!["replay", capture.as_str()],
+        vec!["list-ports"],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before anything is read.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = stderr(&out);
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -139,6 +139,31 @@ fn a_game_reaches_subscribers_once_by_seq_with_retained_state_alerts_on_live_onl
         logged(&log, &["made", "completed", "amended", "retracted"])
     );
 
+    // The status follows the board: in sync from the start of the game,
+    // out of sync while the intruder stands, in sync again, and awaiting the
+    // next game once this one has ended. Displays rely on it.
+    let mut states: Vec<&str> = received
+        .iter()
+        .filter(|r| r.topic == topic("live", "state"))
+        .filter_map(|r| r.json["status"].as_str())
+        .collect();
+    states.dedup();
+    assert_eq!(states, ["awaiting_start", "in_sync", "out_of_sync", "in_sync", "awaiting_start"], "{log}");
+    let summaries: Vec<&serde_json::Value> = received
+        .iter()
+        .filter(|r| r.topic == "boardcast/v1/live/Test-Open/3/summary")
+        .filter_map(|r| r.json["boards"].as_array()?.first())
+        .collect();
+    let playing = |v: &serde_json::Value| v["result"] == "*" && v["ply"].as_u64().is_some_and(|p| p > 0);
+    assert!(summaries.iter().any(|b| playing(b) && b["status"] == "in_sync"), "{summaries:?}");
+    assert!(summaries.iter().all(|b| !playing(b) || b["status"] != "awaiting_start"), "{summaries:?}");
+    let syncs: Vec<&str> = received
+        .iter()
+        .filter(|r| r.topic.starts_with("boardcast/v1/bridges/test-bridge/boards/"))
+        .filter_map(|r| r.json["sync"].as_str())
+        .collect();
+    assert!(syncs.contains(&"in_sync") && syncs.contains(&"out_of_sync"), "board status: {syncs:?}");
+
     // Alerts: on the live tree, with the evidence; never in public.
     let alerts: Vec<&Received> = received.iter().filter(|r| r.topic == topic("live", "alerts")).collect();
     assert!(alerts.iter().any(|a| a.json["kind"] == "out_of_sync"), "the intruder was alerted: {log}");

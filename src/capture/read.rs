@@ -35,7 +35,7 @@ pub enum CaptureErrorKind {
     )]
     Empty,
     /// The line is not one JSON object.
-    #[error("not a JSON object: {0}")]
+    #[error("not a JSON object: {}", short(.0))]
     NotJson(String),
     /// A required header key is missing.
     #[error("the header has no {0:?} key")]
@@ -44,16 +44,16 @@ pub enum CaptureErrorKind {
     #[error("capture format version {0} is not supported (this daemon reads version {VERSION})")]
     UnsupportedVersion(u64),
     /// A protocol this daemon does not read.
-    #[error("unknown protocol {0:?} (known: dgt, events)")]
+    #[error("unknown protocol {} (known: dgt, millennium, certabo, sentio, events)", quoted(.0))]
     UnknownProtocol(String),
     /// A header `game` value that is not text.
-    #[error("header game value {0:?} is not a string")]
+    #[error("header game value {} is not a string", quoted(.0))]
     BadGameValue(String),
     /// A header `calibration` entry whose piece is not a FEN letter.
-    #[error("header calibration for tag {0:?} is not a piece letter (K Q R B N P k q r b n p)")]
+    #[error("header calibration for tag {} is not a piece letter (K Q R B N P k q r b n p)", quoted(.0))]
     BadCalibration(String),
     /// A header `rules` value that is not one of the three.
-    #[error("header rules {0:?} is not \"standard\", \"rapid\" or \"blitz\"")]
+    #[error("header rules {} is not \"standard\", \"rapid\" or \"blitz\"", quoted(.0))]
     BadRules(String),
     /// A record without `t_us`.
     #[error("the record has no \"t_us\"")]
@@ -73,7 +73,7 @@ pub enum CaptureErrorKind {
     #[error("the record has more than one of \"rx\", \"tx\", \"board\", \"square\", \"clock\", \"command\"")]
     SeveralContents,
     /// An operator command that is not one.
-    #[error("bad command: {0}")]
+    #[error("bad command: {}", short(.0))]
     BadCommand(String),
     /// A decoded event in a raw capture, or raw bytes in an `events` capture.
     #[error("a {record:?} record does not belong in a capture of protocol {protocol}")]
@@ -87,7 +87,7 @@ pub enum CaptureErrorKind {
     #[error("an events capture must start with a \"board\" record (the daemon cannot guess the initial board)")]
     NoInitialBoard,
     /// Bytes that are not hex.
-    #[error("{key:?} is not hex bytes: {text:?}")]
+    #[error("{key:?} is not hex bytes: {}", quoted(.text))]
     BadHex {
         /// `rx` or `tx`.
         key: &'static str,
@@ -95,20 +95,44 @@ pub enum CaptureErrorKind {
         text: String,
     },
     /// A board that is not a FEN piece placement.
-    #[error("{0}")]
+    #[error("{}", short(.0))]
     BadBoard(String),
     /// A square name that is not a1 … h8.
-    #[error("{0:?} is not a square (a1 … h8)")]
+    #[error("{} is not a square (a1 … h8)", quoted(.0))]
     BadSquare(String),
     /// A `square` record without `piece`.
     #[error("a \"square\" record needs \"piece\" (a FEN letter, \"?\" or null)")]
     MissingPiece,
     /// A piece that is not a FEN letter or `?`.
-    #[error("{0:?} is not a piece (a FEN letter such as \"P\" or \"n\", \"?\" or null)")]
+    #[error("{} is not a piece (a FEN letter such as \"P\" or \"n\", \"?\" or null)", quoted(.0))]
     BadPiece(String),
     /// A clock whose running side is not white, black or null.
-    #[error("clock \"running\" must be \"white\", \"black\" or null, not {0:?}")]
+    #[error("clock \"running\" must be \"white\", \"black\" or null, not {}", quoted(.0))]
     BadRunning(String),
+}
+
+/// How much of a bad input an error quotes: a capture line can be huge (a
+/// cut file, a hostile one), and an error echoing it whole would flood the
+/// terminal and the log.
+const QUOTED_CHARS: usize = 80;
+
+/// `text` for an error message: whole when short, else its first
+/// [`QUOTED_CHARS`] characters and its length.
+fn short(text: &str) -> String {
+    if text.chars().count() <= QUOTED_CHARS {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(QUOTED_CHARS).collect();
+    format!("{head}… ({} bytes)", text.len())
+}
+
+/// [`short`], in quotes.
+fn quoted(text: &str) -> String {
+    if text.chars().count() <= QUOTED_CHARS {
+        return format!("{text:?}");
+    }
+    let head: String = text.chars().take(QUOTED_CHARS).collect();
+    format!("{head:?}… ({} bytes)", text.len())
 }
 
 /// Reads a capture from its text: first [`CaptureReader::new`] for the
@@ -540,13 +564,17 @@ mod tests {
         ));
         assert_eq!(back, CaptureError { line: 4, kind: CaptureErrorKind::TimeGoesBack { t_us: 6, previous: 7 } });
         let dgt = "{\"capture\":1,\"protocol\":\"dgt\",\"board\":\"b\"}\n";
+        // A huge bad line is quoted short.
+        let huge = format!("{{\"t_us\":5,\"rx\":\"{}\"}}", "z".repeat(1_000_000));
         for (record, message) in [
             ("{\"t_us\":5,\"rx\":\"8e0\"}", "not hex"),
             ("{\"t_us\":5,\"rx\":\"zz\"}", "not hex"),
+            (huge.as_str(), "… (1000000 bytes)"),
             ("{\"t_us\":5,\"board\":\"8/8/8/8/8/8/8/8\"}", "does not belong"),
         ] {
             let error = first_error(&format!("{dgt}{record}"));
             assert!(error.to_string().contains(message), "{error}");
+            assert!(error.to_string().len() < 300, "{} bytes", error.to_string().len());
         }
     }
 

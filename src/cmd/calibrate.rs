@@ -92,7 +92,7 @@ pub(crate) fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let mut text = serde_json::to_string_pretty(&entries).context("writing the calibration as JSON")?;
     text.push('\n');
     runtime.block_on(write_atomic(&out, &text)).with_context(|| format!("writing {}", out.display()))?;
-    println!("calibrated {} pieces from {reports} reports, written to {}:", calibration.len(), out.display());
+    outln!("calibrated {} pieces from {reports} reports, written to {}:", calibration.len(), out.display());
     for color in Color::ALL {
         let counts: Vec<String> = Role::ALL
             .iter()
@@ -102,7 +102,7 @@ pub(crate) fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
                 format!("{} {n}", piece.char())
             })
             .collect();
-        println!("  {}: {}", if color == Color::White { "white" } else { "black" }, counts.join(", "));
+        outln!("  {}: {}", if color == Color::White { "white" } else { "black" }, counts.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

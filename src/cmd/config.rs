@@ -37,7 +37,7 @@ enum ConfigCommand {
 pub(crate) fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ConfigCommand::Default => {
-            print!("{DEFAULTS}");
+            out!("{DEFAULTS}");
             Ok(ExitCode::SUCCESS)
         }
         ConfigCommand::Check { config } => check(config),
@@ -52,10 +52,10 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let boards = config.boards().map_err(in_sources)?;
     let reconstruction = config.reconstructor().map_err(in_sources)?;
     config.link().map_err(in_sources)?;
-    println!("configuration read from {sources}: no problems found");
-    println!();
+    outln!("configuration read from {sources}: no problems found");
+    outln!();
     if boards.is_empty() {
-        println!("boards: none (add a [[boards]] table; `boardcast config default` shows one)");
+        outln!("boards: none (add a [[boards]] table; `boardcast config default` shows one)");
     }
     for board in &boards {
         let found = match &board.find {
@@ -63,7 +63,7 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             FindBoard::Serial(serial) => format!("the board with serial number {serial}, wherever it is plugged in"),
         };
         let chess960 = if board.chess960 { ", Chess960" } else { "" };
-        println!(
+        outln!(
             "board {}: {} {found}; White's clock display: {}{chess960}",
             board.name,
             board.protocol.name(),
@@ -72,16 +72,26 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     }
     if !config.discovery.extra_ports.is_empty() {
         let extra: Vec<String> = config.discovery.extra_ports.iter().map(|p| p.display().to_string()).collect();
-        println!("also probed for boards: {}", extra.join(", "));
+        outln!("also probed for boards: {}", extra.join(", "));
     }
-    println!();
+    outln!();
     if config.recording.enabled {
-        println!("captures: {}", folder(&config.recording.dir));
+        outln!("captures: {}", folder(&config.recording.dir));
     } else {
-        println!("captures: not recorded (recording.enabled = false)");
+        outln!("captures: not recorded (recording.enabled = false)");
     }
-    println!("PGN: {}", folder(&config.pgn.dir));
-    println!(
+    outln!("PGN: {}", folder(&config.pgn.dir));
+    match config.http().map_err(in_sources)? {
+        Some(http) if http.listen.ip().is_loopback() => {
+            outln!("display pages: http://{}/ (this machine only)", http.listen);
+        }
+        Some(http) => outln!(
+            "display pages: http://{}/ (reachable from the network: anyone there can open them; the broker decides what they read)",
+            http.listen
+        ),
+        None => outln!("display pages: not served (http.enabled = false)"),
+    }
+    outln!(
         "judging: settle {} ms, touch {} ms, out of sync after {} ms, result gesture held {} ms, \
          press grace {} ms, completion without a clock {} ms, fill in up to {} plies, turned board: {}",
         reconstruction.settle.as_millis(),

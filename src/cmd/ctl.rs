@@ -1,5 +1,6 @@
 //! `boardcast ctl`: operator commands to a running daemon, through its MQTT
-//! broker (the same requests a control panel sends; docs/operator.md).
+//! broker (the same requests a control panel sends; docs/operator.md),
+//! signed with the operator key the daemon made.
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
@@ -13,6 +14,7 @@ use boardcast::{
     operator::{Command, Reason},
     publish::{
         commands::{commands_topic, replies_topic},
+        guard::{request_json, seal},
         topics::Topics,
     },
     shell::mqtt::client::connect_options,
@@ -23,7 +25,8 @@ use super::settings;
 /// Sends an operator command to the daemon reading BOARD and prints its
 /// answer: exit status 0 when done, 1 when the daemon refused (the answer
 /// says why), 2 when it could not be asked. The broker and the daemon's
-/// bridge id are taken from the configuration, as the daemon takes them.
+/// bridge id are taken from the configuration, as the daemon takes them;
+/// so is the operator key that signs the command (`[operator] key_file`).
 #[derive(Debug, Args)]
 pub(crate) struct CtlArgs {
     /// The configuration file the daemon runs with (for its broker and
@@ -38,6 +41,10 @@ pub(crate) struct CtlArgs {
     /// computer's name).
     #[arg(long, value_name = "ID")]
     bridge: Option<String>,
+    /// The operator key file (default: the configuration's
+    /// `[operator] key_file`, which the daemon creates).
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
     /// How long to wait for the answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     timeout_s: u64,
@@ -169,13 +176,11 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
     });
     let topics = Topics::new(&mqtt.root, &bridge);
     let command = args.action.command()?;
+    let key_file = args.key_file.clone().unwrap_or_else(|| loaded.config.operator.key_file.clone());
+    let key = boardcast::shell::key::load(&key_file)
+        .context("signing the command (on another machine than the daemon's, copy its key file and give --key-file)")?;
     let id = format!("ctl-{}-{}", std::process::id(), now_ms());
-    let mut request = command.to_json();
-    if let Value::Object(fields) = &mut request {
-        fields.insert("id".into(), json!(id));
-        fields.insert("board".into(), json!(args.board));
-        fields.insert("ts_ms".into(), json!(now_ms()));
-    }
+    let request = seal(&key, &request_json(&id, &args.board, now_ms(), &command));
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the event loop")?;
     let options = connect_options(&broker, &id, mqtt.credentials.as_ref(), Duration::from_secs(5));
@@ -205,7 +210,7 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
 
 /// Publishes the request once subscribed to the answers, and waits for the
 /// answer to it.
-async fn ask(options: rumqttc::MqttOptions, topics: &Topics, id: &str, request: Value) -> anyhow::Result<Value> {
+async fn ask(options: rumqttc::MqttOptions, topics: &Topics, id: &str, request: Vec<u8>) -> anyhow::Result<Value> {
     let (client, mut eventloop) = AsyncClient::new(options, 16);
     let mut sent = false;
     loop {
@@ -215,7 +220,7 @@ async fn ask(options: rumqttc::MqttOptions, topics: &Topics, id: &str, request: 
             }
             Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
                 sent = true;
-                client.publish(commands_topic(topics), QoS::AtLeastOnce, false, serde_json::to_vec(&request)?).await?;
+                client.publish(commands_topic(topics), QoS::AtLeastOnce, false, request.clone()).await?;
             }
             Ok(Event::Incoming(Packet::Publish(publish))) => {
                 let reply: Value = serde_json::from_slice(&publish.payload).unwrap_or(Value::Null);

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use boardcast::{
     capture::{Record, RecordBody},
-    config::{Board, BrokerChoice, FindBoard, Mqtt},
+    config::{Board, BrokerChoice, FindBoard, Http, Mqtt},
     protocol::{Protocol, dgt::link::LinkConfig},
     publish::{render::Language, topics::BoardPath},
     reconstruct::{ReconstructorConfig, WhiteClock},
@@ -64,6 +64,10 @@ pub(crate) struct DemoArgs {
     /// free, otherwise any free port).
     #[arg(long, value_name = "PORT")]
     ws_port: Option<u16>,
+    /// The display pages' port (default: 8080 if free, otherwise any free
+    /// port).
+    #[arg(long, value_name = "PORT")]
+    http_port: Option<u16>,
     /// Delay the public tree by this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     public_delay_s: u64,
@@ -90,6 +94,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.port, 1883)?));
     let ws_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.ws_port, 8083)?));
+    let http_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.http_port, 8080)?));
     let captures = demo_captures(args.boards)?;
     let boards: Vec<Board> = captures
         .iter()
@@ -128,6 +133,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         extra_ports: Vec::new(),
         recording: Some(dir.join("captures")),
         pgn_dir: dir.join("pgn"),
+        key_file: dir.join("operator.key"),
         mqtt: Some(Mqtt {
             broker: BrokerChoice::Embedded { listen, ws_listen: Some(ws_listen) },
             credentials: None,
@@ -138,6 +144,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             languages: Language::ALL.to_vec(),
             queue_limit: 100_000,
         }),
+        http: Some(Http { listen: http_listen, broker_ws_url: None }),
     };
     super::logging::init(super::logging::LogFormat::Text, "info");
     let runtime =
@@ -179,7 +186,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             if exit_when_done {
                 done.cancel();
             } else {
-                println!("demo: every game has been played; the feed keeps its retained state until Ctrl-C");
+                outln!("demo: every game has been played; the feed keeps its retained state until Ctrl-C");
             }
         });
         let listener = shutdown.clone();
@@ -202,6 +209,7 @@ fn scaled(config: ReconstructorConfig, speed: f64) -> ReconstructorConfig {
     ReconstructorConfig {
         settle: scale(config.settle),
         touch_min: scale(config.touch_min),
+        release_min: scale(config.release_min),
         out_of_sync_after: scale(config.out_of_sync_after),
         gesture_hold: scale(config.gesture_hold),
         press_grace: scale(config.press_grace),
@@ -244,16 +252,32 @@ fn demo_captures(boards: usize) -> anyhow::Result<Vec<(boardcast::capture::Captu
     Ok(captures)
 }
 
-/// Tells the user where to look.
+/// Tells the user where to look: the pages first.
 fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
+    if let Some(http) = ready.http {
+        outln!("demo: open the displays in a browser:");
+        outln!("    round overview:  http://{http}/overview.html");
+        outln!("    one board:       http://{http}/board.html?event=demo&round=1&board=1");
+        outln!("    arbiter console: http://{http}/console.html");
+    }
     let Some(broker) = ready.embedded else { return };
     let port = broker.listen.port();
-    println!("demo: the embedded MQTT broker listens on {} (WebSocket on {:?})", broker.listen, broker.ws_listen);
-    println!("demo: watch the feed with:");
-    println!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/live/#' -v", ready.root);
-    println!("demo: a display needs only the round summary:");
-    println!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/public/demo/1/summary'", ready.root);
-    println!("demo: PGN files are in {}", pgn_dir.display());
+    match broker.ws_listen {
+        Some(ws) => outln!("demo: the embedded MQTT broker listens on {} (WebSocket on {ws})", broker.listen),
+        None => outln!("demo: the embedded MQTT broker listens on {}", broker.listen),
+    }
+    outln!("demo: watch the feed with:");
+    outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/live/#' -v", ready.root);
+    outln!("demo: a display needs only the round summary:");
+    outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/public/demo/1/summary'", ready.root);
+    outln!("demo: PGN files are in {}", pgn_dir.display());
+    if let Some(dir) = pgn_dir.parent() {
+        outln!("demo: operator commands are signed with the key the demo made, e.g.:");
+        outln!(
+            "    boardcast ctl --url mqtt://127.0.0.1:{port} --bridge demo --key-file {} board-1 result 1-0 --reason resignation",
+            dir.join("operator.key").display()
+        );
+    }
 }
 
 /// Subscribes to the feed and prints every move it carries.
@@ -290,5 +314,5 @@ fn print_move(m: &serde_json::Value) {
     let ply = m.get("ply").and_then(serde_json::Value::as_u64).unwrap_or(0);
     let number = ply.div_ceil(2);
     let dots = if ply % 2 == 1 { "." } else { "..." };
-    println!("{:<9} {:>4}{:<4}{:<8} {:<10} {}", text("board"), number, dots, text("san"), text("kind"), text("spoken"));
+    outln!("{:<9} {:>4}{:<4}{:<8} {:<10} {}", text("board"), number, dots, text("san"), text("kind"), text("spoken"));
 }

@@ -44,7 +44,7 @@ pub(crate) fn run(args: ListPortsArgs) -> anyhow::Result<ExitCode> {
     let ports = candidates(&extra);
     let onboard: Vec<PortInfo> = list_ports().unwrap_or_default().into_iter().filter(|p| !ports.contains(p)).collect();
     if ports.is_empty() && onboard.is_empty() {
-        println!("no serial ports found (is the board plugged in? `dmesg | tail` shows what the kernel saw)");
+        outln!("no serial ports found (is the board plugged in? `dmesg | tail` shows what the kernel saw)");
         return Ok(ExitCode::SUCCESS);
     }
     let found: Vec<Option<Probed>> = if args.no_probe {
@@ -67,14 +67,14 @@ pub(crate) fn run(args: ListPortsArgs) -> anyhow::Result<ExitCode> {
         })
     };
     for (port, found) in ports.iter().zip(found) {
-        println!("{}", describe(port));
+        outln!("{}", describe(port));
         if let Some(found) = found {
-            println!("    {found}");
+            outln!("    {found}");
         }
     }
     for port in &onboard {
-        println!("{}", describe(port));
-        println!("    on-board serial port, not asked (list it in [discovery] extra_ports to have it probed)");
+        outln!("{}", describe(port));
+        outln!("    on-board serial port, not asked (list it in [discovery] extra_ports to have it probed)");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,9 @@
 //! files and arguments, calls the library and writes results, with `anyhow`
 //! errors that say what to do.
 
+#[macro_use]
+pub(crate) mod out;
+
 mod calibrate;
 mod config;
 mod ctl;

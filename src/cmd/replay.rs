@@ -154,7 +154,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     match &args.pgn {
         Some(path) => write_file(path, &pgn)?,
-        None => io::stdout().write_all(pgn.as_bytes()).context("writing the PGN to standard output")?,
+        None => super::out::write_all(pgn.as_bytes()),
     }
     if let Some(path) = &args.alerts {
         write_file(path, &alerts)?;

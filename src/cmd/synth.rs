@@ -80,7 +80,7 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
                 let path = dir.join(format!("game-{}.jsonl", index + 1));
                 fs::write(&path, capture).with_context(|| format!("writing {}", path.display()))?;
             }
-            None => print!("{capture}"),
+            None => out!("{capture}"),
         }
     }
     Ok(ExitCode::SUCCESS)

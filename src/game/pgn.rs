@@ -106,8 +106,26 @@ fn comment(ply: &Ply) -> Option<String> {
     (!parts.is_empty()).then(|| format!("{{{}}}", parts.join(" ")))
 }
 
+/// One tag pair on its own line, whatever the tag came from (a command,
+/// the configuration, a capture): the value's `\\` and `"` escaped and its
+/// control characters (a newline would end the tag and could start a
+/// forged game) written as spaces; a name keeps only the characters a PGN
+/// symbol may have, and a tag whose name keeps none is left out.
 fn push_tag(out: &mut String, name: &str, value: &str) {
-    let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+    let name: String =
+        name.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '#' | '=' | ':' | '-')).collect();
+    if name.is_empty() {
+        return;
+    }
+    let mut escaped = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            c if c.is_control() => escaped.push(' '),
+            c => escaped.push(c),
+        }
+    }
     let _ = writeln!(out, "[{name} \"{escaped}\"]");
 }
 
@@ -130,6 +148,25 @@ mod tests {
             record.plies.last_mut().unwrap().clock_ms = Some(180_000 - i as u64 * 1500);
         }
         record
+    }
+
+    #[test]
+    fn no_tag_can_forge_a_second_game() {
+        let mut record = game("e4 e5");
+        let forged = "x\"]\n\n[Event \"forged\"]\r\n\n1. d4 d5 *\n\n";
+        record.tags = vec![
+            ("White".into(), forged.into()),
+            ("Black".into(), "back\\slash \u{7}bell".into()),
+            ("Annotator\"]\n[Site".into(), forged.into()),
+            ("]\n".into(), "dropped".into()),
+        ];
+        let pgn = to_pgn(&record);
+        let games = crate::synth::read_games(&pgn).unwrap();
+        assert_eq!(games.len(), 1, "{pgn}");
+        assert_eq!(pgn.lines().filter(|l| l.starts_with("[Event ")).count(), 1, "{pgn}");
+        assert!(pgn.contains("[White \"x\\\"]  [Event \\\"forged\\\"]   1. d4 d5 *  \"]"), "{pgn}");
+        assert!(pgn.contains("[Black \"back\\\\slash  bell\"]"), "{pgn}");
+        assert!(pgn.contains("[AnnotatorSite \"") && !pgn.contains("dropped"), "{pgn}");
     }
 
     #[test]

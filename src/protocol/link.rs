@@ -152,6 +152,18 @@ impl Link {
         }
     }
 
+    /// Asks the board for its whole picture before the reconstructor blames
+    /// a player on it (a DGT board dump, a Millennium status). Streaming
+    /// boards (Certabo, Sentio) report the whole board on every scan: their
+    /// next report is the answer, nothing is sent.
+    pub fn request_board(&mut self, now: Timestamp) {
+        match self {
+            Self::Dgt(l) => l.request_board(now),
+            Self::Millennium(l) => l.request_board(now),
+            Self::Stream(_) => {}
+        }
+    }
+
     /// What the board's lights should show now (boards without lights
     /// ignore it).
     pub fn show(&mut self, lights: &Lights) {

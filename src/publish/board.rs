@@ -124,9 +124,18 @@ impl BoardFeed {
 
     fn handle_event(&mut self, event: &Event, games: &Reconstructor) {
         self.last = Some((event.game, event.seq, event.t));
-        let game = games.games().find(|g| g.number == event.game);
+        let game = games.game_by_number(event.game);
         match &event.kind {
-            EventKind::GameStarted { .. } | EventKind::GameEnded(_) | EventKind::GameClosed => {
+            EventKind::GameStarted { .. } => {
+                // A game starts from a board that shows its start position:
+                // the reconstructor says nothing more until something goes
+                // wrong, so the feed must leave `awaiting_start` here.
+                self.status = BoardStatus::InSync;
+                self.board_status_dirty = true;
+                self.state_dirty = true;
+                self.pgn_dirty = true;
+            }
+            EventKind::GameEnded(_) | EventKind::GameClosed => {
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
@@ -466,6 +475,8 @@ impl BoardFeed {
     fn summary_entry(&self, game: Option<&GameRecord>, t: Timestamp) -> Value {
         let mut entry = Map::new();
         entry.insert("board".into(), json!(self.name));
+        // The board's topic level: a display opens the board by it.
+        entry.insert("label".into(), json!(self.path.board));
         entry.insert("ts_ms".into(), json!(self.wall_ms(t)));
         entry.insert("connection".into(), json!(self.connection.name()));
         entry.insert("status".into(), json!(self.status.name()));

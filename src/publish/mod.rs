@@ -18,6 +18,7 @@
 
 pub mod board;
 pub mod commands;
+pub mod guard;
 pub mod hub;
 pub mod outbox;
 pub mod render;

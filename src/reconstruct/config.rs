@@ -17,8 +17,13 @@ pub struct ReconstructorConfig {
     /// square) is judged. Also hides sensor flicker shorter than this.
     pub settle: Duration,
     /// How long a piece must be off its square to count as touched for
-    /// touch-move alerts (shorter lifts are taken for flicker or j'adoube).
+    /// touch-move alerts, and as displaced when a piece of the side not to
+    /// move is put back (shorter lifts are taken for sensor flicker).
     pub touch_min: Duration,
+    /// How long a piece must stand still on a square of its way for going
+    /// on along the same line to count as moving a released piece (4.7)
+    /// rather than a slow slide (docs/alerts.md has the measurements).
+    pub release_min: Duration,
     /// How long the board may show something no legal move explains before
     /// it is published as out of sync (covers the king-then-rook pause of
     /// castling and similar half-done moves).
@@ -49,7 +54,8 @@ impl Default for ReconstructorConfig {
     fn default() -> Self {
         Self {
             settle: Duration::from_millis(300),
-            touch_min: Duration::from_millis(500),
+            touch_min: Duration::from_millis(250),
+            release_min: Duration::from_millis(1000),
             out_of_sync_after: Duration::from_millis(2000),
             gesture_hold: Duration::from_millis(2000),
             press_grace: Duration::from_millis(1000),

@@ -39,6 +39,10 @@ impl Reconstructor {
         let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
             return;
         };
+        if play.restoring_press.is_some_and(|c| c != by) {
+            // The offender pressed: the clock runs as it should again.
+            play.restoring_press = None;
+        }
         let plies = &play.record.plies;
         // The press belongs to the mover's latest move if it has not been
         // pressed for: the last ply, or the one before when the opponent
@@ -57,6 +61,15 @@ impl Reconstructor {
             self.check_irregular_position(now, by);
             return;
         }
+        if play.restoring_press == Some(by) {
+            // After an illegal move the clock is pressed back so that the
+            // offender's time runs again (7.5.1): the correction, not a
+            // press without a move. The offender's replacing move may
+            // already be on the board.
+            play.restoring_press = None;
+            play.press = None;
+            return;
+        }
         // No move of `by` to complete yet: the board may still be showing
         // it (a board scans its squares one after another).
         play.press = Some(Press { by, at: now, deadline: now + self.config.press_grace, clock });
@@ -67,16 +80,21 @@ impl Reconstructor {
         let Some(play) = &self.play else { return };
         let suspect = self.suspect_until.is_some();
         if !play.over {
-            if play.press.is_some_and(|p| p.deadline <= now) && !suspect {
+            if let Some(press) = play.press.filter(|p| p.deadline <= now)
+                && !suspect
+                && !self.ask_board_first(now, press.at)
+            {
                 self.judge_press(now);
             }
             let Some(play) = self.play.as_ref() else {
                 return;
             };
-            if play.unexplained_since.is_some_and(|t| t + self.config.out_of_sync_after <= now)
+            let since = play.unexplained_since.unwrap_or(now);
+            if play.out_of_sync_due(&self.config).is_some_and(|t| t <= now)
                 && !matches!(play.status, BoardStatus::OutOfSync { .. })
                 && !suspect
                 && !self.quick_reply_lines(now)
+                && !self.ask_board_first(now, since)
             {
                 self.out_of_sync(now);
             }
@@ -177,6 +195,11 @@ impl Reconstructor {
     fn illegal_completed(&mut self, ply: usize, press: Press, kind: AlertKind, what: String, since: Timestamp) {
         let play = self.play.as_mut().expect("a game is in progress");
         play.illegal_unresolved = true;
+        if kind != AlertKind::PawnNotReplaced {
+            // The position (and the clock) are put back: the opponent's
+            // next press is the clock's correction.
+            play.restoring_press = Some(!press.by);
+        }
         play.illegal[press.by] += 1;
         let count = play.illegal[press.by];
         let minutes = if self.setup.tempo() == Tempo::Standard { "two minutes" } else { "one minute (A.3)" };

@@ -283,6 +283,9 @@ impl Reconstructor {
             Verdict::Gesture(outcome) => {
                 if play.gesture.is_none_or(|(_, seen)| seen != outcome) {
                     play.gesture = Some((now, outcome));
+                    // Should the gesture be undone, the board is not
+                    // called out of sync before it would have counted.
+                    play.hold_out_of_sync(now + self.config.gesture_hold);
                 }
             }
             Verdict::Make(m) => {
@@ -335,8 +338,9 @@ impl Reconstructor {
             Verdict::Standing => self.stand(now),
             Verdict::NewGame(start) => self.start_game(now, start),
             Verdict::Unexplained => {
-                if play.unexplained_since.is_none() {
-                    play.unexplained_since = Some(now);
+                let since = *play.unexplained_since.get_or_insert(now);
+                if play.king_on_centre(&self.picture) {
+                    play.hold_out_of_sync(since + self.config.out_of_sync_after + self.config.gesture_hold);
                 }
             }
         }

@@ -32,6 +32,7 @@
 
 mod clock;
 mod config;
+mod displaced;
 mod gesture;
 mod irregular;
 mod judge;
@@ -100,6 +101,13 @@ pub struct Reconstructor {
     resumed_at: Timestamp,
     /// When bytes were last lost.
     lost_at: Timestamp,
+    /// The board answers a request for its whole picture (DGT, Millennium).
+    board_answers: bool,
+    /// When the whole board last came, or was last asked for: asked at most
+    /// once for each incident.
+    board_seen_at: Option<Timestamp>,
+    /// A request for the whole board waits to be passed to the link.
+    board_request: bool,
 }
 
 /// A game in progress (or just ended).
@@ -123,6 +131,9 @@ struct Play {
     status: BoardStatus,
     /// The result gesture, since when.
     gesture: Option<(Timestamp, KnownOutcome)>,
+    /// The unexplained board (since when) whose out-of-sync verdict is
+    /// held until then: a result gesture may be under way.
+    held: Option<(Timestamp, Timestamp)>,
     /// Without a clock: when the made move counts as completed. While lines
     /// are followed (`occupancy.rs`), with or without a clock: when no
     /// piece can still be in a hand.
@@ -131,6 +142,11 @@ struct Play {
     illegal: ByColor<u32>,
     /// A completed illegal move has not been put right on the board yet.
     illegal_unresolved: bool,
+    /// After a completed illegal move (or a press without a move) by one
+    /// player, the opponent whose clock then runs: the next press by that
+    /// opponent, before the offender presses again, sets the clock running
+    /// for the offender again (the correction, 7.5.1) and is not judged.
+    restoring_press: Option<Color>,
     /// Flags fallen per player: the n-th ends the n-th period.
     flags: ByColor<u32>,
     /// The move last taken back before completion, with its ply number: a
@@ -184,6 +200,10 @@ enum Source {
 /// board comes (the DGT link asks three times, half a second apart).
 pub const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long judging waits for the whole board asked for before blaming a
+/// player: a DGT board answers a dump request within tens of milliseconds.
+pub const BOARD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A clock press not yet matched to a move.
 #[derive(Clone, Copy, Debug)]
 struct Press {
@@ -203,6 +223,40 @@ struct Standing {
 }
 
 impl Play {
+    /// When the unexplained board is published as out of sync (and its
+    /// displaced pieces alerted). Not while the result gesture is being
+    /// held; and a king put on a centre square may be the first half of
+    /// the gesture, whose second king comes once the players have cleared
+    /// the square: such a board gets `gesture_hold` more before anyone is
+    /// blamed. A king really displaced is still alerted then.
+    /// The hold only ever grows, so the deadline never moves into the past.
+    fn out_of_sync_due(&self, config: &ReconstructorConfig) -> Option<Timestamp> {
+        let since = self.unexplained_since?;
+        if self.gesture.is_some() {
+            return None;
+        }
+        let due = since + config.out_of_sync_after;
+        let held = self.held.filter(|&(s, _)| s == since).map(|(_, until)| until);
+        Some(held.map_or(due, |until| until.max(due)))
+    }
+
+    /// Holds the out-of-sync verdict on the current unexplained board until
+    /// at least `until`.
+    fn hold_out_of_sync(&mut self, until: Timestamp) {
+        let Some(since) = self.unexplained_since else { return };
+        let held = self.held.filter(|&(s, _)| s == since).map_or(until, |(_, t)| t.max(until));
+        self.held = Some((since, held));
+    }
+
+    /// A king stands on a centre square where the game has none: possibly
+    /// the first half of the result gesture.
+    fn king_on_centre(&self, picture: &Picture) -> bool {
+        gesture::centre().any(|sq| {
+            self.diff.contains(sq)
+                && matches!(picture.get(sq), crate::sensor::Cell::Piece(p) if p.role == shakmaty::Role::King)
+        })
+    }
+
     /// Brings `known` and `diff` in step with the record after it changed.
     fn resync(&mut self, picture: &Picture) {
         if self.known.pos != *self.record.position() {
@@ -240,6 +294,9 @@ impl Reconstructor {
             suspect_until: None,
             resumed_at: Timestamp::ZERO,
             lost_at: Timestamp::ZERO,
+            board_answers: false,
+            board_seen_at: None,
+            board_request: false,
         }
     }
 
@@ -247,6 +304,7 @@ impl Reconstructor {
     pub fn handle_sensor(&mut self, now: Timestamp, event: &SensorEvent) {
         match event {
             SensorEvent::Board(board) => {
+                self.board_seen_at = Some(now);
                 if self.suspect_until.take().is_some() {
                     self.resumed_at = now;
                 }
@@ -256,6 +314,7 @@ impl Reconstructor {
                     if self.picture.get(sq) != board.get(sq) {
                         let before = self.picture.set(sq, board.get(sq));
                         self.log.square(now, sq, before, board.get(sq));
+                        self.check_put_back(now, sq, board.get(sq));
                         changed = true;
                     }
                 }
@@ -268,6 +327,7 @@ impl Reconstructor {
                 let before = self.picture.set(square, cell);
                 if before != cell {
                     self.log.square(now, square, before, cell);
+                    self.check_put_back(now, square, cell);
                     self.picture_changed(now, true);
                 }
             }
@@ -322,6 +382,34 @@ impl Reconstructor {
         self.lost_at = now;
     }
 
+    /// The board answers a request for its whole picture: ask it before
+    /// blaming a player (see [`Reconstructor::poll_board_request`]).
+    pub fn set_board_answers(&mut self, answers: bool) {
+        self.board_answers = answers;
+    }
+
+    /// Whether the whole board should be asked for now (once per request).
+    /// Before a press is judged as made without a move or on an illegal
+    /// position, and before the board is called out of sync, a board that
+    /// can answer is asked for its whole picture, and judging waits for it
+    /// (at most [`BOARD_CHECK_WAIT`]): a field update lost on the line must
+    /// not be turned into an alert.
+    pub fn poll_board_request(&mut self) -> bool {
+        std::mem::take(&mut self.board_request)
+    }
+
+    /// Asks for the whole board if none came since the incident began
+    /// (`since`); `true` when judging must wait for it.
+    fn ask_board_first(&mut self, now: Timestamp, since: Timestamp) -> bool {
+        if !self.board_answers || self.board_seen_at.is_some_and(|t| t >= since) {
+            return false;
+        }
+        self.board_seen_at = Some(now);
+        self.board_request = true;
+        self.suspect_until = Some(now + BOARD_CHECK_WAIT);
+        true
+    }
+
     /// When the board counts as settled. A board is still when it was
     /// heard unchanged for `settle`; after lost bytes it was not heard for
     /// a while (a streaming board's reports were lost), and that silence
@@ -352,7 +440,7 @@ impl Reconstructor {
                 let resumed = |t: Timestamp| t.max(self.resumed_at);
                 next.consider(play.press.map(|p| resumed(p.deadline)));
                 if !matches!(play.status, BoardStatus::OutOfSync { .. }) {
-                    next.consider(play.unexplained_since.map(|t| resumed(t + self.config.out_of_sync_after)));
+                    next.consider(play.out_of_sync_due(&self.config).map(resumed));
                 }
             }
             if !play.over {
@@ -385,6 +473,20 @@ impl Reconstructor {
     /// Every game on this board so far, oldest first, the current one last.
     pub fn games(&self) -> impl Iterator<Item = &GameRecord> {
         self.finished.iter().chain(self.play.as_ref().map(|p| &p.record))
+    }
+
+    /// Game `number` of this board: the current one, or a finished one
+    /// found without walking every game (games are numbered in order, so
+    /// a board with thousands of games answers as fast as one with two).
+    pub fn game_by_number(&self, number: u32) -> Option<&GameRecord> {
+        if let Some(current) = self.game().filter(|g| g.number == number) {
+            return Some(current);
+        }
+        match self.finished.binary_search_by_key(&number, |g| g.number) {
+            Ok(at) => Some(&self.finished[at]),
+            // Not in order (never expected): look through them all.
+            Err(_) => self.finished.iter().find(|g| g.number == number),
+        }
     }
 
     /// Ends the session: every game, the current one last.
@@ -595,6 +697,52 @@ mod lost_report_tests {
         board.report(1510, &[("d8", 'k')]);
         board.catch_up(5000);
         assert_eq!(board.made(), ["c4e2", "e8d8"]);
+    }
+
+    #[test]
+    fn a_press_is_judged_only_after_the_board_was_asked_for_its_whole_picture() {
+        // White plays a2-a4 and presses, but both field updates were lost
+        // on the line without a trace. A board that answers a dump request
+        // is asked first, and the dump shows the move: no alert. A board
+        // that cannot be asked is judged on what was seen (7.5.3).
+        for answers in [true, false] {
+            let mut board = Board::from("4k3/p7/8/8/8/8/P7/4K3 w - - 0 1");
+            board.reconstructor.set_board_answers(answers);
+            let clock = |white_ms: u64, running: Color| {
+                SensorEvent::Clock(crate::sensor::ClockReading::ByColor {
+                    white_ms,
+                    black_ms: 600_000,
+                    running: Some(running),
+                })
+            };
+            board.catch_up(1000);
+            board.reconstructor.handle_sensor(Timestamp::from_millis(1000), &clock(600_000, Color::White));
+            board.catch_up(3000);
+            board.reconstructor.handle_sensor(Timestamp::from_millis(3000), &clock(598_000, Color::Black));
+            board.catch_up(4100);
+            assert_eq!(board.reconstructor.poll_board_request(), answers);
+            board.picture.set(Square::A2, Cell::Empty);
+            board.picture.set(Square::A4, Cell::Piece(Color::White.pawn()));
+            if answers {
+                let dump = SensorEvent::Board(Box::new(board.picture.clone()));
+                board.reconstructor.handle_sensor(Timestamp::from_millis(4150), &dump);
+            }
+            board.catch_up(8000);
+            let alerts: Vec<AlertKind> = board
+                .events
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::Alert(a) => Some(a.kind),
+                    _ => None,
+                })
+                .collect();
+            if answers {
+                assert_eq!(board.made(), ["a2a4"]);
+                assert!(alerts.is_empty(), "{alerts:?}");
+            } else {
+                assert_eq!(alerts, [AlertKind::ClockWithoutMove]);
+            }
+        }
     }
 
     #[test]

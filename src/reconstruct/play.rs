@@ -108,9 +108,11 @@ impl Reconstructor {
             unexplained_since: None,
             status: BoardStatus::InSync,
             gesture: None,
+            held: None,
             quiet_at: None,
             illegal: Default::default(),
             illegal_unresolved: false,
+            restoring_press: None,
             flags: Default::default(),
             retracted: None,
             standing: None,
@@ -235,16 +237,26 @@ impl Reconstructor {
             old.mv_origin().is_some_and(|sq| origins.contains(sq))
         };
         // A piece that stops on a square of its way and then goes on along
-        // the same line looks, to the sensors, like a slowly sliding piece:
-        // whether it was released on the way cannot be seen, so it is not
-        // alerted. A piece taken up again and put elsewhere is.
-        let slid_on = old.mv_origin() == m.from()
+        // the same line looks, to the sensors, like a slowly sliding piece
+        // unless it stood there longer than any slide takes (`release_min`,
+        // measured on real recordings: docs/alerts.md): then it was
+        // released there, and moving it on breaks 4.7. A piece taken up
+        // again and put elsewhere is alerted whatever the time.
+        let along_line = old.mv_origin() == m.from()
             && m.from().is_some_and(|from| shakmaty::attacks::between(from, m.to()).contains(old.mv_target()));
+        let stood = self.log.stood(old.mv_target(), since);
+        let slid_on = along_line && stood.is_none_or(|d| d < self.config.release_min);
         if !castled_through && !slid_on {
             let same_piece = old.mv_origin() == m.from();
             let message = if same_piece {
+                let still = match stood {
+                    Some(d) if along_line => {
+                        format!(" after it stood there for {}", super::touch::describe_duration(d))
+                    }
+                    _ => String::new(),
+                };
                 format!(
-                    "{} released {} and then moved the piece on to {} before completing the move (4.7)",
+                    "{} released {} and then moved the piece on to {}{still} before completing the move (4.7)",
                     side_name(old.mover),
                     old.san,
                     m.to()

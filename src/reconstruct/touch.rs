@@ -2,7 +2,7 @@
 //! (touch-move, 4.3 and 4.4).
 //!
 //! A board sees a touch only when a piece leaves its square. A lift shorter
-//! than `touch_min` is ignored (sensor flicker, a quick adjustment), and
+//! than `touch_min` is ignored (sensor flicker), and
 //! when two pieces leave their squares within `touch_min` of each other the
 //! order is not trusted, because a board scans its squares one after another.
 
@@ -131,6 +131,43 @@ impl SensorLog {
             }
         }
         false
+    }
+
+    /// When the piece just put back on `square` had left it, if the change
+    /// before on that square was that same piece leaving (a piece taken up
+    /// and put back where it stood, with nothing else on the square in
+    /// between). Called right after the put-back was logged.
+    pub(crate) fn put_back_since(&self, square: Square, piece: Piece) -> Option<Timestamp> {
+        let mut on_square =
+            self.entries.iter().rev().filter(|e| matches!(e.seen, Seen::Square { square: s, .. } if s == square));
+        let back = on_square.next()?;
+        let lift = on_square.next()?;
+        let back_ok = matches!(back.seen, Seen::Square { cell: Cell::Piece(p), .. } if p == piece);
+        let lift_ok = lift.before == Cell::Piece(piece) && matches!(lift.seen, Seen::Square { cell: Cell::Empty, .. });
+        (back_ok && lift_ok).then_some(lift.t)
+    }
+
+    /// How long a piece last stood on `square` before leaving it again,
+    /// counted from when it was put there (at or after `since`): how long a
+    /// piece rested on a square of its way.
+    pub(crate) fn stood(&self, square: Square, since: Timestamp) -> Option<Duration> {
+        let mut put: Option<Timestamp> = None;
+        let mut stood = None;
+        for entry in self.entries.range(self.first_since(since)..) {
+            match entry.seen {
+                Seen::Square { square: s, cell } if s == square => {
+                    if cell.is_occupied() && !entry.before.is_occupied() {
+                        put = Some(entry.t);
+                    } else if !cell.is_occupied()
+                        && let Some(at) = put.take()
+                    {
+                        stood = Some(entry.t.saturating_since(at));
+                    }
+                }
+                _ => {}
+            }
+        }
+        stood
     }
 
     /// The squares whose pieces were lifted since `since` and are still off
@@ -348,7 +385,13 @@ pub(crate) fn touch_findings(
     findings
 }
 
-fn captured_square(m: Move) -> Option<Square> {
+/// `"1.2 s"`: a duration for messages.
+pub(crate) fn describe_duration(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// The square whose piece `m` captures, if any.
+pub(crate) fn captured_square(m: Move) -> Option<Square> {
     match m {
         Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
         Move::Normal { capture: Some(_), to, .. } => Some(to),

@@ -87,8 +87,9 @@ pub struct Outlets {
     pub outputs: mpsc::UnboundedSender<Output>,
     /// What to send to the board (live boards only).
     pub to_port: Option<mpsc::UnboundedSender<ToPort>>,
-    /// Every game on the board so far, after each change to a game (for
-    /// writing PGN).
+    /// The games that changed, after each change (for writing PGN): only
+    /// those, so that a board with many games (a flood of `set_position`)
+    /// costs the same per change as a board with one.
     pub games: Option<mpsc::UnboundedSender<Vec<GameRecord>>>,
     /// The board's MQTT feed, and where its items go.
     pub feed: Option<(BoardFeed, mpsc::UnboundedSender<Item>)>,
@@ -175,7 +176,7 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
             let _ = port.send(ToPort::Send(bytes));
         }
     }
-    let mut games_changed = false;
+    let mut changed = std::collections::BTreeSet::new();
     while let Some(output) = session.poll_output() {
         match &output {
             Output::Notice(notice) if notice.kind == NoticeKind::Link(LinkEvent::Silent) => {
@@ -183,7 +184,11 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
                     let _ = port.send(ToPort::Reconnect);
                 }
             }
-            Output::Event(event) => games_changed |= changes_games(&event.kind),
+            Output::Event(event) => {
+                if changes_games(&event.kind) {
+                    changed.insert(event.game);
+                }
+            }
             Output::Notice(_) => {}
         }
         if let Some((feed, _)) = &mut outlets.feed {
@@ -193,8 +198,11 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
         // runs to the end so that its games are complete.
         let _ = outlets.outputs.send(output);
     }
-    if games_changed && let Some(games) = &outlets.games {
-        let _ = games.send(session.reconstructor().games().cloned().collect());
+    if !changed.is_empty()
+        && let Some(games) = &outlets.games
+    {
+        let reconstructor = session.reconstructor();
+        let _ = games.send(changed.into_iter().filter_map(|n| reconstructor.game_by_number(n)).cloned().collect());
     }
     if let Some((feed, items)) = &mut outlets.feed {
         feed.flush(session.reconstructor());
@@ -214,4 +222,49 @@ fn changes_games(kind: &EventKind) -> bool {
 
 fn far_future() -> Instant {
     Instant::now() + std::time::Duration::from_secs(86_400 * 365)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        operator::Command,
+        protocol::Protocol,
+        reconstruct::{GameSetup, ReconstructorConfig},
+    };
+
+    /// 8 000 `set_position` commands make 8 000 games; what the PGN writer
+    /// is handed per command stays constant (counted in game records, not
+    /// timed).
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_flood_of_set_position_costs_the_same_per_command() {
+        let session = BoardSession::new(Protocol::Dgt, ReconstructorConfig::default(), GameSetup::default());
+        let (inputs_tx, inputs_rx) = mpsc::channel(16);
+        let (outputs, _outputs_rx) = mpsc::unbounded_channel();
+        let (games, mut games_rx) = mpsc::unbounded_channel();
+        let outlets = Outlets { outputs, to_port: None, games: Some(games), feed: None, record: None };
+        let clock = SessionClock::start(1.0);
+        let driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
+        const COMMANDS: usize = 8000;
+        let counted = tokio::spawn(async move {
+            let (mut updates, mut records) = (0usize, 0usize);
+            while let Some(games) = games_rx.recv().await {
+                updates += 1;
+                records += games.len();
+            }
+            (updates, records)
+        });
+        for i in 0..COMMANDS {
+            let fen = format!("4k3/8/8/8/8/8/4P3/4K3 w - - 0 {}", i + 1);
+            let t = Timestamp::from_micros(i as u64 * 1000);
+            let body = InputBody::Command { command: Command::SetPosition { fen }, reply: None };
+            inputs_tx.send(Input { t, body }).await.unwrap();
+        }
+        drop(inputs_tx);
+        let session = driver.await.unwrap();
+        assert_eq!(session.reconstructor().games().count(), COMMANDS);
+        let (updates, records) = counted.await.unwrap();
+        assert!(updates >= COMMANDS);
+        assert!(records <= 2 * updates, "{records} game records handed over for {updates} changes");
+    }
 }

@@ -19,7 +19,10 @@
 //!   pseudo-terminal, for tests, the demo and users without hardware.
 //! - [`supervise`]: a board's tasks started again after a failure, without
 //!   touching the other boards.
-//! - [`mqtt`]: the publisher task and the embedded broker.
+//! - [`mqtt`]: the publisher task, the commands listener and the embedded
+//!   broker.
+//! - [`key`]: the operator key file, read and created.
+//! - [`http`]: the display pages, served from the binary.
 //!
 //! [`BoardSession`]: crate::session::BoardSession
 
@@ -27,6 +30,8 @@ pub mod clock;
 pub mod driver;
 pub mod files;
 pub mod holders;
+pub mod http;
+pub mod key;
 pub mod mqtt;
 pub mod port;
 pub mod ports;

@@ -102,7 +102,8 @@ impl Hall {
             "[recording]\ndir = \"{dir}/captures\"\n[pgn]\ndir = \"{dir}/pgn\"\n\
              [reconstruction]\nsettle_ms = {settle}\ntouch_min_ms = {touch}\nout_of_sync_ms = {sync}\n\
              gesture_hold_ms = {gesture}\npress_grace_ms = {grace}\nquiet_completion_ms = {quiet}\n\
-             [link]\nreconnect_max_ms = 300\n",
+             [link]\nreconnect_max_ms = 300\n[operator]\nkey_file = \"{dir}/operator.key\"\n\
+             [http]\nenabled = false\n",
             dir = self.dir.display(),
             settle = 300 / SPEED,
             touch = 500 / SPEED,

@@ -75,6 +75,11 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         }
         (board_feed, feed.items.clone())
     });
+    // Everything the capture produced (a clock reading a second: tens of
+    // thousands after a few hours) is not needed once published again;
+    // kept until the board stops, it grew every restart's memory with the
+    // length of the day.
+    drop(past);
 
     let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
     // Operator commands reach the board's session through its inputs.
@@ -277,7 +282,7 @@ async fn start_recording(
     shared: &Shared,
 ) -> Option<(mpsc::UnboundedSender<Record>, tokio::task::JoinHandle<()>, PathBuf)> {
     let dir = shared.recording.as_ref()?;
-    let file = format!("{}-{}", board.name, shared.file_stamp);
+    let file = format!("{}-{}", boardcast::names::component(&board.name), shared.file_stamp);
     match record::create(dir, &file, header).await {
         Ok((path, writer)) => {
             info!("recording to {}", path.display());

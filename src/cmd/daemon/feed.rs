@@ -5,14 +5,16 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tokio::{sync::mpsc, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
 use boardcast::{
     config::{BrokerChoice, BrokerUrl, Mqtt, Scheme},
-    publish::{Item, board::FeedSettings, commands::Request, topics::Topics},
+    publish::{Item, board::FeedSettings, commands::commands_topic, guard::OperatorKey, topics::Topics},
     shell::mqtt::{
         broker,
         client::{self, PublisherEvent, PublisherSettings},
+        commands::{self, Heard, ListenSettings},
     },
 };
 
@@ -23,6 +25,10 @@ pub(crate) struct FeedReady {
     pub(crate) embedded: Option<broker::EmbeddedBroker>,
     /// The topic root.
     pub(crate) root: String,
+    /// This bridge's name in the topics.
+    pub(crate) bridge_id: String,
+    /// Where the display pages are served, if they are.
+    pub(crate) http: Option<std::net::SocketAddr>,
 }
 
 /// A running feed.
@@ -33,12 +39,16 @@ pub(super) struct FeedStarted {
     pub(super) ready: FeedReady,
     publisher: JoinHandle<()>,
     log: JoinHandle<()>,
+    listener: JoinHandle<()>,
+    stop_listening: CancellationToken,
 }
 
 impl FeedStarted {
     /// Once every board has stopped: lets the publisher deliver what is
     /// left and say goodbye.
     pub(super) async fn finish(self) {
+        self.stop_listening.cancel();
+        let _ = self.listener.await;
         drop(self.items);
         let _ = self.publisher.await;
         let _ = self.log.await;
@@ -51,7 +61,8 @@ pub(super) async fn start(
     boot: Arc<str>,
     boards: Vec<String>,
     epoch_ms: i64,
-    requests: mpsc::UnboundedSender<Result<Request, (String, String)>>,
+    key: OperatorKey,
+    requests: mpsc::UnboundedSender<Heard>,
 ) -> anyhow::Result<FeedStarted> {
     let (broker, embedded) = match &mqtt.broker {
         BrokerChoice::External(url) => (url.clone(), None),
@@ -82,16 +93,29 @@ pub(super) async fn start(
         queue_limit: mqtt.queue_limit,
         boards,
         started_ms: epoch_ms,
-        requests: Some(requests),
     };
+    let listen_settings = ListenSettings {
+        broker: broker.clone(),
+        client_id: format!("boardcast-{}-commands", topics.bridge()),
+        credentials: mqtt.credentials.clone(),
+        keep_alive: mqtt.keep_alive,
+        topic: commands_topic(&topics),
+        key,
+    };
+    let stop_listening = CancellationToken::new();
+    let listener = tokio::spawn(
+        commands::listen(listen_settings, requests, stop_listening.clone())
+            .instrument(tracing::info_span!("operator", who = "operator")),
+    );
     let (items, items_rx) = mpsc::unbounded_channel();
     let (report, report_rx) = mpsc::unbounded_channel();
     let publisher = tokio::spawn(client::run(publisher_settings, items_rx, report));
     let log = tokio::spawn(
         log_publisher(broker.url.clone(), report_rx).instrument(tracing::info_span!("feed", feed = "mqtt")),
     );
-    let ready = FeedReady { embedded, root: topics.root().to_owned() };
-    Ok(FeedStarted { settings, topics, items, ready, publisher, log })
+    let ready =
+        FeedReady { embedded, root: topics.root().to_owned(), bridge_id: topics.bridge().to_owned(), http: None };
+    Ok(FeedStarted { settings, topics, items, ready, publisher, log, listener, stop_listening })
 }
 
 /// The machine's name, for the bridge's topics.
@@ -108,6 +132,9 @@ pub(crate) fn host_name() -> String {
 async fn log_publisher(url: String, mut events: mpsc::UnboundedReceiver<PublisherEvent>) {
     let mut last_failure: Option<String> = None;
     let mut connected_once = false;
+    // Whether the broker is reached now (a stop while it is away has not
+    // delivered the latest state, whatever the outbox holds).
+    let mut connected = false;
     while let Some(event) = events.recv().await {
         match event {
             PublisherEvent::Connected { session_present } => {
@@ -119,9 +146,11 @@ async fn log_publisher(url: String, mut events: mpsc::UnboundedReceiver<Publishe
                 };
                 info!("connected {again}to {url}{session}");
                 connected_once = true;
+                connected = true;
                 last_failure = None;
             }
             PublisherEvent::Failed { error, retry_in } => {
+                connected = false;
                 if last_failure.as_ref() != Some(&error) {
                     warn!(
                         "{url}: {error}; trying again in {:.1} s and then less often (at most every 10 s); moves and alerts are kept meanwhile",
@@ -142,14 +171,49 @@ async fn log_publisher(url: String, mut events: mpsc::UnboundedReceiver<Publishe
                 }
             }
             PublisherEvent::Stopped { undelivered } => {
-                if undelivered > 0 {
-                    warn!(
-                        "stopped with {undelivered} move or alert message(s) not acknowledged by the broker (the PGN files and captures have them)"
-                    );
-                } else {
-                    info!("stopped; everything was delivered");
+                match stopped_line(&url, undelivered, connected, &last_failure) {
+                    (true, line) => info!("{line}"),
+                    (false, line) => warn!("{line}"),
                 }
             }
         }
+    }
+}
+
+/// The line said when the publisher stops, and whether all went well: that
+/// everything was delivered only when the broker is reached and has
+/// acknowledged every move and alert; otherwise what was not, and why.
+fn stopped_line(url: &str, undelivered: usize, connected: bool, last_failure: &Option<String>) -> (bool, String) {
+    let why = last_failure.as_deref().map_or_else(String::new, |e| format!(" ({e})"));
+    let kept = "the PGN files and captures have everything";
+    if !connected {
+        return (
+            false,
+            format!(
+                "stopped without reaching {url}{why}: the feed's latest state and {undelivered} move or alert message(s) were not delivered; {kept}"
+            ),
+        );
+    }
+    if undelivered > 0 {
+        return (
+            false,
+            format!("stopped with {undelivered} move or alert message(s) not acknowledged by {url}; {kept}"),
+        );
+    }
+    (true, "stopped; everything was delivered".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_delivered_is_said_only_when_true() {
+        let never = stopped_line("mqtt://x:1", 0, false, &Some("connection refused".into()));
+        assert!(!never.0);
+        assert!(never.1.contains("without reaching mqtt://x:1 (connection refused)"), "{}", never.1);
+        assert!(!never.1.contains("everything was delivered"));
+        assert!(!stopped_line("mqtt://x:1", 3, true, &None).0);
+        assert_eq!(stopped_line("mqtt://x:1", 0, true, &None), (true, "stopped; everything was delivered".into()));
     }
 }

@@ -6,6 +6,7 @@
 
 mod board;
 mod feed;
+mod http;
 mod log;
 mod operator;
 mod pgn;
@@ -24,7 +25,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use boardcast::{
-    config::{Board, Config, ConfigError, Mqtt},
+    config::{Board, Config, ConfigError, Http, Mqtt},
     protocol::dgt::link::LinkConfig,
     publish::{Item, board::FeedSettings},
     reconstruct::ReconstructorConfig,
@@ -49,6 +50,10 @@ pub(crate) struct Plan {
     pub(crate) pgn_dir: PathBuf,
     /// `None`: no MQTT feed (`mqtt.enabled = false`).
     pub(crate) mqtt: Option<Mqtt>,
+    /// The operator key file (`[operator] key_file`).
+    pub(crate) key_file: PathBuf,
+    /// `None`: no display pages (`http.enabled = false`).
+    pub(crate) http: Option<Http>,
 }
 
 impl Plan {
@@ -70,6 +75,8 @@ impl Plan {
             recording: config.recording.enabled.then(|| config.recording.dir.clone()),
             pgn_dir: config.pgn.dir.clone(),
             mqtt: if config.mqtt.enabled { Some(config.mqtt().map_err(in_sources)?) } else { None },
+            key_file: config.operator.key_file.clone(),
+            http: config.http().map_err(in_sources)?,
         })
     }
 }
@@ -133,6 +140,21 @@ async fn supervised(board: Board, shared: Shared) {
     }
 }
 
+/// The operator key, created when missing (and said where).
+fn operator_key(path: &std::path::Path) -> anyhow::Result<boardcast::publish::guard::OperatorKey> {
+    let (key, created) = boardcast::shell::key::load_or_create(path)?;
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    if created {
+        tracing::warn!(
+            "created the operator key {} (mode 600): `boardcast ctl` on this machine uses it; copy it to any other machine that sends commands (docs/operator.md)",
+            shown.display()
+        );
+    } else {
+        tracing::info!("commands are applied only when signed with the operator key {}", shown.display());
+    }
+    Ok(key)
+}
+
 /// Runs the daemon until `shutdown`. `on_feed` hears where the feed goes
 /// once it is up (the demo prints it).
 ///
@@ -151,10 +173,22 @@ pub(crate) async fn serve(
     let boot: Arc<str> = format!("{:x}-{:x}", epoch_ms, std::process::id()).into();
     let names: Vec<String> = plan.boards.iter().map(|b| b.name.clone()).collect();
     let (requests_tx, requests_rx) = mpsc::unbounded_channel();
-    let started = match &plan.mqtt {
-        Some(mqtt) => Some(feed::start(mqtt, boot.clone(), names, epoch_ms, requests_tx.clone()).await?),
+    let mut started = match &plan.mqtt {
+        Some(mqtt) => {
+            let key = operator_key(&plan.key_file)?;
+            Some(feed::start(mqtt, boot.clone(), names, epoch_ms, key, requests_tx.clone()).await?)
+        }
         None => None,
     };
+    match (&plan.http, &plan.mqtt, &mut started) {
+        (Some(http), Some(mqtt), Some(started)) => {
+            started.ready.http = Some(http::start(http, mqtt, &started.ready, shutdown.clone()).await?);
+        }
+        (Some(_), _, _) => {
+            tracing::warn!("http: the display pages are not served: they need the MQTT feed (mqtt.enabled)")
+        }
+        _ => {}
+    }
     if let Some(started) = &started {
         on_feed(&started.ready);
     }

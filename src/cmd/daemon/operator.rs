@@ -1,7 +1,8 @@
-//! Operator commands from MQTT to the boards: each request goes to its
-//! board's session as an input (recorded in the board's capture like any
-//! other), and the session's answer goes back on the bridge's `replies`
-//! topic.
+//! Operator commands from MQTT to the boards: each request the commands
+//! listener let through goes to its board's session as an input (recorded
+//! in the board's capture like any other), and the session's answer goes
+//! back on the bridge's `replies` topic; so do the listener's refusals,
+//! which are also logged.
 
 use std::{
     collections::HashMap,
@@ -16,23 +17,30 @@ use boardcast::{
     publish::{
         Item,
         commands::{Request, reply},
+        guard::Refusal,
         topics::Topics,
     },
-    shell::driver::{Input, InputBody},
+    shell::{
+        driver::{Input, InputBody},
+        mqtt::commands::Heard,
+    },
 };
 
 use super::BoardHandle;
 
 /// Routes requests until the publisher stops.
 pub(super) async fn route(
-    mut requests: mpsc::UnboundedReceiver<Result<Request, (String, String)>>,
+    mut requests: mpsc::UnboundedReceiver<Heard>,
     boards: Arc<Mutex<HashMap<String, BoardHandle>>>,
     items: mpsc::UnboundedSender<Item>,
     topics: Topics,
 ) {
     while let Some(request) = requests.recv().await {
         let (id, board, answer) = match request {
-            Err((id, why)) => (id, String::new(), Err(why)),
+            Err(Refusal { id, board, reason, .. }) => {
+                warn!("command {id:?} for board {board:?} refused: {reason}");
+                (id, board, Err(reason))
+            }
             Ok(Request { id, board, command }) => {
                 let handle = boards.lock().expect("not poisoned").get(&board).cloned();
                 let answer = match handle {

@@ -10,7 +10,8 @@
 //! round writes into the next folder. Every file is replaced whole (written
 //! beside it, then renamed over it) after every change, so a reader polling
 //! the folder never sees half a file. Updates that arrive together are
-//! written once.
+//! written once. Boards send only the games that changed (a board with
+//! thousands of games costs no more per change than one with two).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -21,16 +22,18 @@ use tokio::sync::mpsc;
 
 use boardcast::{
     game::{GameRecord, pgn::write_pgn},
+    names::component,
     publish::topics::level,
     shell::files::write_atomic,
 };
 
-/// A board's games, after a change.
+/// A board's games that changed (or all of them: games are matched by
+/// their number, and never removed).
 #[derive(Debug)]
 pub(super) struct PgnUpdate {
     /// The board's label.
     pub(super) board: String,
-    /// Every game on the board so far.
+    /// The games, new or changed.
     pub(super) games: Vec<GameRecord>,
 }
 
@@ -39,17 +42,19 @@ type Round = (String, String);
 
 /// Writes the folders until every board has stopped.
 pub(super) async fn run(dir: PathBuf, mut updates: mpsc::UnboundedReceiver<PgnUpdate>) {
-    let mut boards: BTreeMap<String, Vec<GameRecord>> = BTreeMap::new();
+    let mut boards: BTreeMap<String, BTreeMap<u32, GameRecord>> = BTreeMap::new();
     while let Some(update) = updates.recv().await {
         let mut touched: BTreeSet<Round> = BTreeSet::new();
         let mut apply = |update: PgnUpdate, touched: &mut BTreeSet<Round>| {
-            // The rounds the board's games were in and are in now (a game
+            // The rounds the changed games were in and are in now (a game
             // moved to another round leaves the old folder).
-            if let Some(old) = boards.get(&update.board) {
-                touched.extend(old.iter().map(round_of));
+            let games = boards.entry(update.board).or_default();
+            for game in update.games {
+                touched.insert(round_of(&game));
+                if let Some(old) = games.insert(game.number, game) {
+                    touched.insert(round_of(&old));
+                }
             }
-            touched.extend(update.games.iter().map(round_of));
-            boards.insert(update.board, update.games);
         };
         apply(update, &mut touched);
         while let Ok(update) = updates.try_recv() {
@@ -68,14 +73,16 @@ fn round_of(game: &GameRecord) -> Round {
 
 /// Rewrites a round's folder: one file per board that has games in it, and
 /// the combined file.
-async fn write_round(dir: &Path, round: &Round, boards: &BTreeMap<String, Vec<GameRecord>>) {
-    let folder = dir.join(level(&round.0)).join(format!("round-{}", level(&round.1)));
+async fn write_round(dir: &Path, round: &Round, boards: &BTreeMap<String, BTreeMap<u32, GameRecord>>) {
+    // Event and round come from the configuration and from operator
+    // commands: each becomes one component that stays inside `dir`.
+    let folder = dir.join(component(&level(&round.0))).join(format!("round-{}", component(&level(&round.1))));
     let mut order: Vec<&String> = boards.keys().collect();
     order.sort_by_key(|label| board_order(label));
     let mut all = String::new();
     for label in order {
-        let games: Vec<&GameRecord> = boards[label].iter().filter(|g| &round_of(g) == round).collect();
-        let path = folder.join(format!("game-{}.pgn", level(label)));
+        let games: Vec<&GameRecord> = boards[label].values().filter(|g| &round_of(g) == round).collect();
+        let path = folder.join(format!("game-{}.pgn", component(&level(label))));
         if games.is_empty() {
             // The board's game left this round (the operator moved it).
             let _ = tokio::fs::remove_file(&path).await;
@@ -99,5 +106,69 @@ fn board_order(label: &str) -> (u64, String) {
 async fn write(path: &Path, text: &str) {
     if let Err(error) = write_atomic(path, text).await {
         tracing::error!("cannot write {}: {error} (the games are still in the captures)", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boardcast::time::Timestamp;
+    use shakmaty::{CastlingMode, Chess};
+
+    fn game(event: &str, round: &str) -> GameRecord {
+        let mut game = GameRecord::new(1, Chess::default(), CastlingMode::Standard, false, Timestamp::ZERO);
+        game.tags = vec![("Event".into(), event.into()), ("Round".into(), round.into())];
+        game
+    }
+
+    /// Every file under `dir`, relative to it.
+    fn files(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if entry.path().is_dir() {
+                    stack.push(entry.path());
+                } else {
+                    out.push(entry.path().strip_prefix(dir).unwrap().display().to_string());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Event and round tags reach here from the configuration and from
+    /// operator commands (`set_tags`, `next_round`) alike.
+    #[tokio::test]
+    async fn tags_from_commands_never_leave_the_pgn_folder() {
+        let top = std::env::temp_dir().join(format!("boardcast-pgn-names-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&top);
+        let dir = top.join("pgn");
+        let long = "é".repeat(300);
+        let hostile = [
+            ("..", ".."),
+            ("../../outside", "../x"),
+            ("a\0b", "1\\..\\2"),
+            ("CON", "NUL"),
+            (long.as_str(), long.as_str()),
+            ("Open A", "Round 3.1"),
+        ];
+        let (tx, rx) = mpsc::unbounded_channel();
+        for (i, (event, round)) in hostile.iter().enumerate() {
+            tx.send(PgnUpdate { board: format!("{}/../{i}", ".."), games: vec![game(event, round)] }).unwrap();
+        }
+        tx.send(PgnUpdate { board: "Ålesund".into(), games: vec![game("Open A", "Round 3.1")] }).unwrap();
+        drop(tx);
+        run(dir.clone(), rx).await;
+        let written = files(&top);
+        assert!(written.iter().all(|f| f.starts_with("pgn/")), "{written:#?}");
+        assert!(!written.is_empty());
+        // Every game was written, each into its own folder.
+        assert_eq!(written.iter().filter(|f| f.ends_with("games.pgn")).count(), hostile.len(), "{written:#?}");
+        // An ordinary name gives the path it always gave.
+        assert!(written.contains(&"pgn/Open-A/round-Round-3.1/game-Ålesund.pgn".to_owned()), "{written:#?}");
+        assert!(written.contains(&"pgn/_../round-_../game-..-..-0.pgn".to_owned()), "{written:#?}");
+        std::fs::remove_dir_all(&top).unwrap();
     }
 }

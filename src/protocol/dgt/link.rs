@@ -109,6 +109,17 @@ impl DgtLink {
         }
     }
 
+    /// The reconstructor is about to blame a player on the picture it has
+    /// (a press without a move, a board out of sync): ask for the whole
+    /// board first, so that a field update lost on the line is not taken
+    /// for the player's doing.
+    pub fn request_board(&mut self, now: Timestamp) {
+        if self.dump_pending.is_none() {
+            self.dump_pending = Some((now, 3));
+            self.outgoing.push_back(Command::SendBoard);
+        }
+    }
+
     /// Queues a command for the clock (sent when the clock is free).
     pub fn send_clock_command(&mut self, command: Command) {
         self.clock_queue.push_back(command);

@@ -137,6 +137,15 @@ impl MillenniumLink {
         }
     }
 
+    /// The reconstructor is about to blame a player on the picture it has:
+    /// ask for the board's status first.
+    pub fn request_board(&mut self, now: Timestamp) {
+        if self.status_pending.is_none() {
+            self.status_pending = Some((now, 3));
+            self.outgoing.push_back(Command::SendStatus);
+        }
+    }
+
     /// Acts on deadlines that have come.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         if !self.connected {

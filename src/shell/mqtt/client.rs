@@ -15,10 +15,18 @@
 //!   On every connection every retained topic is sent again.
 //! - The bridge's status topic says `online`; its Last Will says `offline`
 //!   if the daemon vanishes, and a clean stop says so itself.
+//! - This connection subscribes to nothing: operator commands come on a
+//!   connection of their own (`commands.rs`), so that no message anyone
+//!   publishes can break the feed. Should a message too large to read
+//!   arrive anyway (a subscription left in the broker's session by an
+//!   older version), the next connection starts a clean session once.
 
 use std::{sync::Arc, time::Duration};
 
-use rumqttc::{AsyncClient, Event, LastWill, MqttOptions, Outgoing, Packet, QoS, TlsConfiguration, Transport};
+use rumqttc::{
+    AsyncClient, ConnectionError, Event, LastWill, MqttOptions, Outgoing, Packet, QoS, StateError, TlsConfiguration,
+    Transport,
+};
 use serde_json::json;
 use tokio::{
     sync::mpsc,
@@ -30,7 +38,7 @@ use crate::{
     config::{BrokerUrl, Scheme},
     publish::{
         Item, Publication, Qos,
-        commands::{Request, commands_topic, parse_request},
+        commands::commands_topic,
         hub::Hub,
         outbox::{Outbox, Refused},
         topics::Topics,
@@ -65,9 +73,6 @@ pub struct PublisherSettings {
     pub boards: Vec<String>,
     /// Wall-clock milliseconds now (for the status topic's time).
     pub started_ms: i64,
-    /// Where operator commands received on the bridge's `commands` topic
-    /// go (`None`: not listened to).
-    pub requests: Option<mpsc::UnboundedSender<Result<Request, (String, String)>>>,
 }
 
 /// What the publisher reports, for the log.
@@ -101,7 +106,6 @@ enum LoopEvent {
     Connected { session_present: bool },
     Written(u16),
     Acknowledged(u16),
-    Message { topic: String, payload: Vec<u8> },
     Failed { error: String, retry_in: Duration },
 }
 
@@ -144,17 +148,11 @@ pub async fn run(
                 None => open = false,
             },
             event = loop_rx.recv() => match event {
-                Some(LoopEvent::Message { topic, payload }) => {
-                    if topic == commands_topic && let Some(requests) = &settings.requests {
-                        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-                        let _ = requests.send(parse_request(&payload, now));
-                    }
-                }
                 Some(event) => {
-                    if matches!(event, LoopEvent::Connected { .. }) && settings.requests.is_some() {
-                        // Subscribed again at every connection: the broker
-                        // may have lost the session.
-                        let _ = client.try_subscribe(commands_topic.clone(), QoS::AtLeastOnce);
+                    if matches!(event, LoopEvent::Connected { session_present: true }) {
+                        // Versions before the commands connection
+                        // subscribed here, in the persistent session.
+                        let _ = client.try_unsubscribe(commands_topic.clone());
                     }
                     handle_loop_event(&mut outbox, event, &report);
                 }
@@ -211,7 +209,6 @@ fn handle_loop_event(outbox: &mut Outbox, event: LoopEvent, report: &mpsc::Unbou
         }
         LoopEvent::Written(pkid) => outbox.handle_written(pkid),
         LoopEvent::Acknowledged(pkid) => outbox.handle_acknowledged(pkid),
-        LoopEvent::Message { .. } => {}
         LoopEvent::Failed { error, retry_in } => {
             outbox.handle_disconnected();
             let _ = report.send(PublisherEvent::Failed { error, retry_in });
@@ -248,15 +245,22 @@ async fn drive_event_loop(
         let event = match polled {
             Ok(Event::Incoming(Packet::ConnAck(ack))) => {
                 backoff.reset();
+                eventloop.mqtt_options.set_clean_session(false);
                 LoopEvent::Connected { session_present: ack.session_present }
             }
             Ok(Event::Incoming(Packet::PubAck(ack))) => LoopEvent::Acknowledged(ack.pkid),
             Ok(Event::Outgoing(Outgoing::Publish(pkid))) => LoopEvent::Written(pkid),
-            Ok(Event::Incoming(Packet::Publish(publish))) => {
-                LoopEvent::Message { topic: publish.topic.clone(), payload: publish.payload.to_vec() }
-            }
             Ok(_) => continue,
             Err(error) => {
+                if let ConnectionError::MqttState(StateError::Deserialization(
+                    rumqttc::Error::PayloadSizeLimitExceeded(_),
+                )) = &error
+                {
+                    // Something in the broker's session for this client
+                    // that it cannot read would come back at every
+                    // reconnection: drop the session once.
+                    eventloop.mqtt_options.set_clean_session(true);
+                }
                 let retry_in = backoff.next();
                 let _ = events.send(LoopEvent::Failed { error: error.to_string(), retry_in });
                 tokio::select! {
@@ -273,23 +277,23 @@ async fn drive_event_loop(
 }
 
 /// Waits between connection attempts: 0.25 s doubling to 10 s, ±25 %.
-struct Backoff {
+pub(crate) struct Backoff {
     delay: Duration,
     rng: crate::synth::Rng,
 }
 
 impl Backoff {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let seed =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
         Self { delay: Duration::from_millis(250), rng: crate::synth::Rng::new(seed ^ u64::from(std::process::id())) }
     }
 
-    fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.delay = Duration::from_millis(250);
     }
 
-    fn next(&mut self) -> Duration {
+    pub(crate) fn next(&mut self) -> Duration {
         let base = self.delay;
         self.delay = (self.delay * 2).min(Duration::from_secs(10));
         let factor = 0.75 + (self.rng.range(0, 1000) as f64) / 2000.0;

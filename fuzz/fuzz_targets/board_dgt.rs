@@ -1,0 +1,10 @@
+//! Fuzzes a Dgt board's byte stream through the whole live session.
+#![no_main]
+
+use boardcast::protocol::Protocol;
+use libfuzzer_sys::fuzz_target;
+
+#[path = "board.rs"]
+mod board;
+
+fuzz_target!(|data: &[u8]| board::run(Protocol::Dgt, data));

@@ -1,0 +1,254 @@
+//! The display pages in a real browser: `boardcast demo` replaying real
+//! games at speed, Debian's headless Chromium driven through chromedriver
+//! (WebDriver JSON over HTTP), and the rendered pages checked: the board,
+//! its moves and running clock, the overview's boards, and the console's
+//! signed command (its MAC checked here with the `hmac` crate) and its
+//! SHA-256/HMAC module against RFC 4231. Without Chromium the test says so
+//! and passes; under CI (CI=true) it fails.
+
+mod support;
+
+use std::{
+    io::{Read, Write},
+    net::TcpStream,
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use support::{
+    live::stop,
+    mqtt::{Subscriber, free_port, wait_listening},
+};
+
+/// A WebDriver session on a headless Chromium.
+struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium with a fresh profile;
+    /// `None` (having said why) when they are not installed and CI is not set.
+    fn start(profile: &Path) -> Option<Self> {
+        let found = |name: &str| Command::new(name).arg("--version").stdout(Stdio::null()).status().is_ok();
+        if !found("chromium") || !found("chromedriver") {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "chromium and chromedriver are needed under CI (apt-get install chromium chromium-driver)"
+            );
+            eprintln!(
+                "skipped: chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"
+            );
+            return None;
+        }
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(wait_listening(port, Duration::from_secs(10)), "chromedriver listens");
+        let mut browser = Self { driver, port, session: String::new() };
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,720",
+        ];
+        let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}});
+        let answer = browser.call("POST", "/session", &caps);
+        browser.session = answer["sessionId"].as_str().unwrap_or_else(|| panic!("a session: {answer}")).to_owned();
+        Some(browser)
+    }
+
+    /// One WebDriver request; its `value`.
+    fn call(&self, method: &str, path: &str, body: &Value) -> Value {
+        let body = body.to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        // chromedriver answers with Content-Length (never chunked) and may
+        // keep the connection open whatever the request said: read the
+        // headers, then exactly the body.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_string();
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap())
+            })
+            .unwrap_or_else(|| panic!("no Content-Length: {head}"));
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).unwrap();
+        let value: Value =
+            serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}: {head}{}", String::from_utf8_lossy(&body)));
+        value["value"].clone()
+    }
+
+    fn open(&self, url: &str) {
+        self.call("POST", &format!("/session/{}/url", self.session), &json!({"url": url}));
+    }
+
+    /// Runs `script` (a function body) in the page; its result.
+    fn run(&self, script: &str) -> Value {
+        self.call("POST", &format!("/session/{}/execute/sync", self.session), &json!({"script": script, "args": []}))
+    }
+
+    /// Waits until `script` returns something truthy; that value.
+    fn wait_for(&self, limit: Duration, script: &str) -> Value {
+        let end = Instant::now() + limit;
+        loop {
+            let value = self.run(script);
+            if !(value.is_null() || value == false || value == 0) {
+                return value;
+            }
+            assert!(Instant::now() < end, "the page never showed: {script}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn screenshot(&self, file: &Path) {
+        let png = self.call("GET", &format!("/session/{}/screenshot", self.session), &json!({}));
+        let bytes = base64(png.as_str().unwrap());
+        std::fs::write(file, bytes).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            self.call("DELETE", &format!("/session/{}", self.session), &json!({}));
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Standard base64 to bytes (screenshots).
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).map(value).collect();
+    let mut out = Vec::new();
+    for chunk in digits.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &d)| n | (u32::from(d) << (18 - 6 * i)));
+        out.extend(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+#[test]
+fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
+    let dir = std::env::temp_dir().join(format!("boardcast-displays-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
+    let (mqtt, ws, http) = (free_port(), free_port(), free_port());
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["demo", "--boards", "2", "--speed", "10"])
+        .args(["--port", &mqtt.to_string(), "--ws-port", &ws.to_string(), "--http-port", &http.to_string()])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::fs::File::create(dir.join("demo.log")).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let commands = Subscriber::start(&runtime, mqtt, "boardcast/v1/bridges/demo/commands", "test-commands");
+    let site = format!("http://127.0.0.1:{http}");
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
+
+    // The demonstration board: the position, the moves, a running clock.
+    browser.open(&format!("{site}/board.html?event=demo&round=1&board=2&lang=de"));
+    browser.wait_for(Duration::from_secs(60), "return document.querySelectorAll('#moves li').length >= 6");
+    let pieces = browser.run("return [...document.querySelectorAll('#board .sq')].filter(s => s.dataset.piece).length");
+    assert!((2..=32).contains(&pieces.as_u64().unwrap()), "pieces on the board: {pieces}");
+    assert_eq!(browser.run("return document.querySelectorAll('#board .sq.last').length"), 2, "the last move is marked");
+    assert_eq!(browser.run("return document.getElementById('link').dataset.state"), "connected");
+    let running = "return document.querySelector('.clock.running')?.textContent";
+    let before = browser.wait_for(Duration::from_secs(30), running);
+    std::thread::sleep(Duration::from_millis(1500));
+    let after = browser.run(running);
+    assert_ne!(before, after, "a running clock counts down");
+    let moves = browser.run("return [...document.querySelectorAll('#moves .san')].map(m => m.textContent).join(' ')");
+    assert!(!moves.as_str().unwrap().contains('N'), "German piece letters: {moves}");
+    browser.screenshot(&shots.join("board.png"));
+
+    // The overview: both boards, with their last moves.
+    browser.open(&format!("{site}/overview.html"));
+    browser
+        .wait_for(Duration::from_secs(20), "return document.querySelectorAll('.card .last:not(:empty)').length == 2");
+    let boards = browser.run("return [...document.querySelectorAll('.card')].map(c => c.dataset.board).join(',')");
+    assert_eq!(boards, "1,2");
+    browser.screenshot(&shots.join("overview.png"));
+
+    // The console: SHA-256 and HMAC against RFC 4231, then a signed command.
+    browser.open(&format!("{site}/console.html"));
+    let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    browser.run(&format!(
+        "sessionStorage.setItem('boardcast-login', JSON.stringify({{username: 'arbiter', password: 'x'}})); \
+         sessionStorage.setItem('boardcast-operator-key', '{key}');"
+    ));
+    browser.open(&format!("{site}/console.html"));
+    let vectors = browser.run(
+        "const S = BoardcastSha256; return [S.hex(S.hmac(S.fromHex('0b'.repeat(20)), S.utf8('Hi There'))), \
+         S.hex(S.hmac(S.utf8('Jefe'), S.utf8('what do ya want for nothing?'))), \
+         S.hex(S.hmac(S.fromHex('aa'.repeat(131)), S.utf8('Test Using Larger Than Block-Size Key - Hash Key First')))]",
+    );
+    assert_eq!(
+        vectors,
+        json!([
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        ])
+    );
+    browser.wait_for(Duration::from_secs(20), "return document.querySelectorAll('#command-board option').length == 2");
+    browser.run("const f = document.getElementById('commands'); f.board.value = 'board-1'; f.command.value = 'take_back'; f.requestSubmit();");
+    assert!(commands.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "the console published a command");
+    let envelope = &commands.received()[0].json;
+    let signed = envelope["signed"].as_str().unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&hex(key)).unwrap();
+    mac.update(signed.as_bytes());
+    mac.verify_slice(&hex(envelope["mac"].as_str().unwrap())).expect("the MAC is HMAC-SHA256 of `signed` with the key");
+    let request: Value = serde_json::from_str(signed).unwrap();
+    assert_eq!(request["board"], "board-1");
+    assert_eq!(request["command"], "take_back");
+    assert!(request["id"].is_string() && request["ts_ms"].is_u64(), "{request}");
+    browser.screenshot(&shots.join("console.png"));
+    stop(&mut demo);
+    drop(browser);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+}

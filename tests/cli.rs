@@ -113,6 +113,63 @@ fn a_bad_capture_is_named_with_its_line_and_the_others_are_still_replayed() {
 }
 
 #[test]
+fn replaying_on_several_cores_gives_the_same_bytes_as_one() {
+    let dir = scratch("replay_jobs");
+    let caps = dir.join("captures");
+    let games = format!("{}/tests/fixtures/games/twic0920-sample.pgn", env!("CARGO_MANIFEST_DIR"));
+    let out = boardcast(&["synth", &games, "--protocol", "dgt", "--out", path(&caps)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    fs::copy(fixture("dgt-real-1.jsonl"), caps.join("game-0-real.jsonl")).unwrap();
+    let run = |jobs: &str| {
+        let (pgn, alerts, mqtt) =
+            (dir.join(format!("{jobs}.pgn")), dir.join(format!("{jobs}.jsonl")), dir.join(format!("{jobs}.mqtt")));
+        let out = boardcast(&[
+            "replay",
+            path(&caps),
+            "--jobs",
+            jobs,
+            "--pgn",
+            path(&pgn),
+            "--alerts",
+            path(&alerts),
+            "--mqtt",
+            path(&mqtt),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        [pgn, alerts, mqtt].map(|p| fs::read(p).unwrap())
+    };
+    let one = run("1");
+    let games = String::from_utf8_lossy(&one[0]).matches("[Event ").count();
+    assert!(games > 100, "every capture is replayed: {games} games");
+    for jobs in ["2", "7"] {
+        let many = run(jobs);
+        for (what, (a, b)) in ["PGN", "alerts", "publications"].iter().zip(one.iter().zip(&many)) {
+            assert!(a == b, "the {what} with --jobs {jobs} differ from one job");
+        }
+    }
+}
+
+#[test]
+fn bytes_that_are_not_utf8_cost_one_line_not_the_capture() {
+    let dir = scratch("not_utf8");
+    let mut bytes = fs::read(fixture("dgt-real-1.jsonl")).unwrap();
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+    // A damaged last line, as a disk error or a tool writing Latin-1 leaves it.
+    bytes.extend_from_slice(b"{\"t\":999999999,\"in\":\"\xe9\xff\"}\n");
+    let capture = dir.join("damaged.jsonl");
+    fs::write(&capture, bytes).unwrap();
+    let pgn = dir.join("out.pgn");
+    let out = boardcast(&["replay", path(&capture), "--pgn", path(&pgn)]);
+    assert_eq!(out.status.code(), Some(1), "the damage is reported in the exit status");
+    let err = stderr(&out);
+    assert!(err.contains("damaged.jsonl: bytes that are not UTF-8 were replaced"), "{err}");
+    assert!(err.contains(&format!("line {}", lines + 1)), "the damaged line is named: {err}");
+    let clean = dir.join("clean.pgn");
+    boardcast(&["replay", &fixture("dgt-real-1.jsonl"), "--pgn", path(&clean)]);
+    assert_eq!(fs::read_to_string(pgn).unwrap(), fs::read_to_string(clean).unwrap(), "the game is still all there");
+}
+
+#[test]
 fn bad_arguments_say_what_to_do() {
     let out = boardcast(&["replay", "/nonexistent/capture.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
@@ -120,6 +177,9 @@ fn bad_arguments_say_what_to_do() {
     let out = boardcast(&["replay", "--speed", "0", &fixture("dgt-real-1.jsonl")]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--speed must be a positive number"), "{}", stderr(&out));
+    let out = boardcast(&["replay", "--jobs", "0", &fixture("dgt-real-1.jsonl")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--jobs must be at least 1"), "{}", stderr(&out));
 }
 
 #[test]

@@ -48,6 +48,7 @@ fn a_daemon_killed_at_random_moments_and_restarted_writes_the_same_games_as_one_
     stop(&mut daemon);
     let log = killed.log();
     assert_eq!(log.matches("resuming game").count(), 6, "each board resumed after each kill: {log}");
+    assert!(!log.contains("before-restart"), "a restart with whole captures keeps no file aside: {log}");
     for name in ["b1", "b2"] {
         let pgn = calm.pgn(name);
         assert!(pgn.contains("1-0") || pgn.contains("0-1") || pgn.contains("1/2-1/2"), "{pgn}");
@@ -56,4 +57,80 @@ fn a_daemon_killed_at_random_moments_and_restarted_writes_the_same_games_as_one_
     }
     assert_eq!(killed.round_pgn("event", "1"), calm.round_pgn("event", "1"));
     assert!(!calm.round_pgn("event", "1").is_empty());
+}
+
+/// A disk that fills up mid-game (here: the kernel's file-size limit on the
+/// daemon, which fails writes past it as a full disk does) pauses the
+/// recording; once there is room again the capture catches up, and in the
+/// end it replays to the same game as the PGN.
+#[test]
+fn a_full_disk_pauses_the_recording_and_the_capture_is_whole_once_there_is_room() {
+    use std::{
+        io::Read,
+        process::{Command, Stdio},
+        sync::{Arc, Mutex},
+    };
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "prlimit (util-linux) is needed for this test");
+        return;
+    }
+    let hall = Hall::new("disk-full");
+    let config = hall.config(&["b1"]);
+    let capture = hall.synth_capture("livechess-vestland-round1.pgn", 3, "b1");
+    let mut board = hall.simulate(&capture, "b1", &["--pause-while-unread"]);
+    // `trap ""` ignores SIGXFSZ (inherited through exec), so a write past
+    // the limit fails with an error instead of killing the daemon, as a
+    // full disk does. The limit lets the capture's first lines through.
+    let mut daemon = Command::new("sh")
+        .args(["-c", "trap '' XFSZ; exec prlimit --fsize=6000: \"$0\" run --config \"$1\""])
+        .arg(env!("CARGO_BIN_EXE_boardcast"))
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The log goes through a pipe, which the limit does not touch.
+    let log = Arc::new(Mutex::new(String::new()));
+    let mut stderr = daemon.stderr.take().unwrap();
+    let reader = {
+        let log = Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                log.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let said = |what: &str, limit: Duration| {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if log.lock().unwrap().contains(what) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    };
+    assert!(said("recording paused", Duration::from_secs(60)), "{}", log.lock().unwrap());
+    // Some moves are played while the disk is full.
+    std::thread::sleep(Duration::from_secs(3));
+    let room =
+        Command::new("prlimit").args(["--pid", &daemon.id().to_string(), "--fsize=unlimited:"]).status().unwrap();
+    assert!(room.success());
+    assert!(said("recording resumed", Duration::from_secs(10)), "{}", log.lock().unwrap());
+    assert!(wait(&mut board, Duration::from_secs(180)), "the simulated game ended");
+    stop(&mut daemon);
+    reader.join().unwrap();
+    let pgn = hall.pgn("b1");
+    let moves = support::live::pgn_moves(&pgn);
+    assert_eq!(moves.first(), Some(&support::live::game_san("livechess-vestland-round1.pgn", 3)), "{pgn}");
+    // The capture alone gives the whole game back.
+    let captures = hall.captures("b1");
+    assert_eq!(captures.len(), 1, "{captures:?}");
+    let replayed = Command::new(env!("CARGO_BIN_EXE_boardcast")).arg("replay").arg(&captures[0]).output().unwrap();
+    assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(support::live::pgn_moves(&String::from_utf8_lossy(&replayed.stdout)), moves);
 }

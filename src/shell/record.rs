@@ -90,13 +90,35 @@ pub async fn append(path: &std::path::Path) -> std::io::Result<BufWriter<File>> 
     Ok(BufWriter::new(file))
 }
 
+/// Records waiting for a disk that refuses them, at most: some days of a
+/// board's traffic. Beyond it the oldest are let go, and the log says how
+/// many.
+const BACKLOG_MAX_BYTES: usize = 64 << 20;
+
 /// Writes records until the channel closes: each batch at once, synced to
-/// the disk every second. Returns the first write error (the daemon goes on
-/// without recording rather than stop reading the board).
-pub async fn run(mut writer: BufWriter<File>, mut records: mpsc::UnboundedReceiver<Record>) -> std::io::Result<()> {
+/// the disk every second.
+///
+/// A write that fails (a full disk, a USB stick pulled out) does not end
+/// the recording: the file is cut back to its last whole line, the records
+/// wait in memory, and every second the write is tried again, so the
+/// capture is complete again once the disk has room (the log says when it
+/// stopped and when it caught up). Returns the error only when the file
+/// cannot be written at the end, with records still waiting.
+pub async fn run(
+    path: &std::path::Path,
+    writer: BufWriter<File>,
+    mut records: mpsc::UnboundedReceiver<Record>,
+) -> std::io::Result<()> {
+    // `create` and `append` flush before handing the writer over, so
+    // nothing is left in its buffer; writing to the file directly lets a
+    // failed write be undone to a known length.
+    let mut file = writer.into_inner();
+    let mut good = file.metadata().await?.len();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut unsynced = false;
     let mut lines = String::new();
+    let mut failing: Option<std::io::Error> = None;
+    let mut dropped = 0usize;
     // Two tasks record (the driver what it is given, the port what it
     // sends), each stamping its own records: a record stamped a moment
     // before one already written is written at that one's time, since a
@@ -111,23 +133,98 @@ pub async fn run(mut writer: BufWriter<File>, mut records: mpsc::UnboundedReceiv
                     while let Ok(record) = records.try_recv() {
                         push_line(&mut lines, &record, &mut last);
                     }
-                    writer.write_all(lines.as_bytes()).await?;
-                    writer.flush().await?;
-                    lines.clear();
-                    unsynced = true;
+                    if failing.is_some() {
+                        dropped += trim_backlog(&mut lines);
+                        continue;
+                    }
                 }
                 None => break,
             },
             _ = tick.tick() => {
-                if unsynced {
-                    writer.get_ref().sync_data().await?;
-                    unsynced = false;
+                if failing.is_none() {
+                    if unsynced {
+                        unsynced = false;
+                        if let Err(error) = file.sync_data().await {
+                            tracing::warn!("cannot push {} to the disk: {error}; trying again in a second", path.display());
+                        }
+                    }
+                    continue;
                 }
             }
         }
+        if lines.is_empty() {
+            continue;
+        }
+        match write_lines(&mut file, &mut good, &lines).await {
+            Ok(()) => {
+                lines.clear();
+                unsynced = true;
+                if failing.take().is_some() {
+                    tracing::warn!(
+                        "recording resumed: {} is complete again{}",
+                        path.display(),
+                        if dropped == 0 {
+                            String::new()
+                        } else {
+                            format!(" but for {dropped} bytes of the oldest records, which did not fit in memory")
+                        }
+                    );
+                    dropped = 0;
+                }
+            }
+            Err(error) => {
+                if failing.is_none() {
+                    tracing::error!(
+                        "recording paused: cannot write {}: {error}; the records wait in memory and are written as soon as the disk takes them (free some space); the board is still read and its games still written",
+                        path.display()
+                    );
+                }
+                failing = Some(error);
+            }
+        }
     }
-    writer.flush().await?;
-    writer.get_ref().sync_data().await
+    if !lines.is_empty() {
+        write_lines(&mut file, &mut good, &lines).await?;
+    }
+    file.sync_data().await
+}
+
+/// Appends `lines` at `good`, the length of the file's whole lines; on an
+/// error the file is cut back there so that a retry never leaves half a
+/// line in the capture.
+async fn write_lines(file: &mut File, good: &mut u64, lines: &str) -> std::io::Result<()> {
+    use tokio::io::AsyncSeekExt;
+    let result = async {
+        file.seek(std::io::SeekFrom::Start(*good)).await?;
+        file.write_all(lines.as_bytes()).await?;
+        file.flush().await
+    }
+    .await;
+    match result {
+        Ok(()) => {
+            *good += lines.len() as u64;
+            Ok(())
+        }
+        Err(error) => {
+            // Best effort: if even this fails, the next write starts at
+            // `good` anyway and overwrites the partial line.
+            let _ = file.set_len(*good).await;
+            Err(error)
+        }
+    }
+}
+
+/// Lets the oldest whole lines go when the backlog is over its bound;
+/// returns how many bytes went.
+fn trim_backlog(lines: &mut String) -> usize {
+    if lines.len() <= BACKLOG_MAX_BYTES {
+        return 0;
+    }
+    let over = lines.len() - BACKLOG_MAX_BYTES / 2;
+    // Cut after a newline, which is always a character boundary.
+    let cut = lines.as_bytes()[over..].iter().position(|&b| b == b'\n').map_or(lines.len(), |i| over + i + 1);
+    lines.drain(..cut);
+    cut
 }
 
 fn push_line(lines: &mut String, record: &Record, last: &mut Timestamp) {

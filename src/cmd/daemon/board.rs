@@ -307,9 +307,9 @@ fn spawn_recorder(
     // Said when it happens (a full disk mid-game), not at shutdown.
     let task = tokio::spawn(
         async move {
-            if let Err(failure) = record::run(writer, rx).await {
+            if let Err(failure) = record::run(&path, writer, rx).await {
                 error!(
-                    "recording stopped: cannot write {}: {failure}; the board is still read and its games still written",
+                    "recording ended with records unwritten: cannot write {}: {failure}; the games are still in the PGN files",
                     path.display()
                 );
             }

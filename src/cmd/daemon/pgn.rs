@@ -43,6 +43,7 @@ type Round = (String, String);
 /// Writes the folders until every board has stopped.
 pub(super) async fn run(dir: PathBuf, mut updates: mpsc::UnboundedReceiver<PgnUpdate>) {
     let mut boards: BTreeMap<String, BTreeMap<u32, GameRecord>> = BTreeMap::new();
+    let mut written: BTreeSet<PathBuf> = BTreeSet::new();
     while let Some(update) = updates.recv().await {
         let mut touched: BTreeSet<Round> = BTreeSet::new();
         let mut apply = |update: PgnUpdate, touched: &mut BTreeSet<Round>| {
@@ -61,7 +62,7 @@ pub(super) async fn run(dir: PathBuf, mut updates: mpsc::UnboundedReceiver<PgnUp
             apply(update, &mut touched);
         }
         for round in touched {
-            write_round(&dir, &round, &boards).await;
+            write_round(&dir, &round, &boards, &mut written).await;
         }
     }
 }
@@ -73,7 +74,12 @@ fn round_of(game: &GameRecord) -> Round {
 
 /// Rewrites a round's folder: one file per board that has games in it, and
 /// the combined file.
-async fn write_round(dir: &Path, round: &Round, boards: &BTreeMap<String, BTreeMap<u32, GameRecord>>) {
+async fn write_round(
+    dir: &Path,
+    round: &Round,
+    boards: &BTreeMap<String, BTreeMap<u32, GameRecord>>,
+    written: &mut BTreeSet<PathBuf>,
+) {
     // Event and round come from the configuration and from operator
     // commands: each becomes one component that stays inside `dir`.
     let folder = dir.join(component(&level(&round.0))).join(format!("round-{}", component(&level(&round.1))));
@@ -92,10 +98,10 @@ async fn write_round(dir: &Path, round: &Round, boards: &BTreeMap<String, BTreeM
         for game in games {
             write_pgn(game, &mut text);
         }
-        write(&path, &text).await;
+        write(&path, &text, written).await;
         all.push_str(&text);
     }
-    write(&folder.join("games.pgn"), &all).await;
+    write(&folder.join("games.pgn"), &all, written).await;
 }
 
 /// Boards in number order when their labels are numbers (2 before 10).
@@ -103,7 +109,29 @@ fn board_order(label: &str) -> (u64, String) {
     (label.parse::<u64>().unwrap_or(u64::MAX), label.to_owned())
 }
 
-async fn write(path: &Path, text: &str) {
+/// Writes a file; the first time in this run, a longer board file already
+/// there is kept aside first. A restarted daemon rebuilds its games from
+/// the captures, and a capture cut short (the daemon killed while a full
+/// disk held records back) must not shorten the games already delivered.
+/// (The round's `games.pgn` is left out: it fills up board by board after
+/// a start, and is made of the board files anyway.)
+async fn write(path: &Path, text: &str, written: &mut BTreeSet<PathBuf>) {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("games.pgn");
+    if name.starts_with("game-")
+        && written.insert(path.to_path_buf())
+        && let Ok(before) = tokio::fs::read_to_string(path).await
+        && before.len() > text.len()
+    {
+        let kept = path.with_file_name(format!("{name}.before-restart"));
+        match tokio::fs::rename(path, &kept).await {
+            Ok(()) => tracing::error!(
+                "{} was longer before this start than what the captures give now (a capture cut short by a full disk, or games of an earlier run in the same round?); the longer file is kept as {}: compare the two",
+                path.display(),
+                kept.display()
+            ),
+            Err(error) => tracing::error!("cannot keep the longer {} aside: {error}", path.display()),
+        }
+    }
     if let Err(error) = write_atomic(path, text).await {
         tracing::error!("cannot write {}: {error} (the games are still in the captures)", path.display());
     }
@@ -136,6 +164,35 @@ mod tests {
         }
         out.sort();
         out
+    }
+
+    /// A restart whose captures give less than the PGN already had (records
+    /// lost to a full disk) keeps the longer file aside, once; later writes
+    /// of the same run replace the file as usual.
+    #[tokio::test]
+    async fn a_restart_never_shortens_a_board_file_without_keeping_the_longer_one() {
+        let dir = std::env::temp_dir().join(format!("boardcast-pgn-restart-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("e/round-1/game-b1.pgn");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut long = game("e", "1");
+        for uci in ["e2e4", "e7e5", "g1f3", "b8c6"] {
+            let m = uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(long.position()).unwrap();
+            long.push(m, Timestamp::ZERO, false);
+        }
+        let mut before = String::new();
+        write_pgn(&long, &mut before);
+        std::fs::write(&path, &before).unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        tx.send(PgnUpdate { board: "b1".into(), games: vec![game("e", "1")] }).unwrap();
+        tx.send(PgnUpdate { board: "b2".into(), games: vec![game("e", "1")] }).unwrap();
+        drop(tx);
+        run(dir.clone(), rx).await;
+        let kept = dir.join("e/round-1/game-b1.pgn.before-restart");
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), before, "the longer file is kept whole");
+        assert!(std::fs::read_to_string(&path).unwrap().len() < before.len());
+        assert!(!dir.join("e/round-1/games.pgn.before-restart").exists(), "the round file is not a board's");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Event and round tags reach here from the configuration and from

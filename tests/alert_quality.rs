@@ -148,11 +148,8 @@ fn score(dirs: &[PathBuf]) -> Score {
             let entry: Value = serde_json::from_str(line).unwrap();
             let file = |key: &str| dir.join(entry[key].as_str().unwrap());
             let capture = fs::read_to_string(file("capture")).unwrap();
-            let labels: Vec<Value> = fs::read_to_string(file("labels"))
-                .unwrap()
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
+            let labels: Vec<Value> =
+                fs::read_to_string(file("labels")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
             let plies = entry["plies"].as_u64().unwrap() as usize;
             let replayed = replay(&capture, &ReconstructorConfig::default()).unwrap();
             let alerts = support::irregularities(&replayed);

@@ -36,6 +36,19 @@ impl Reconstructor {
         if self.following_lines() {
             self.lines_pressed(now, by);
         }
+        if self.play.as_ref().and_then(|p| p.press).is_some_and(|p| p.by != by) {
+            // The opponent pressed before the first press was judged: the
+            // first player's move is not coming (the opponent saw the board
+            // and pressed back). Judge that press now, on the board as it
+            // is, so that it is not lost under this one and this one is
+            // taken as the correction it is (7.5.1). On a picture suspect
+            // after lost bytes nothing is judged, as at the deadline.
+            if self.suspect_until.is_none() {
+                self.judge_press(now);
+            } else if let Some(play) = self.play.as_mut() {
+                play.press = None;
+            }
+        }
         let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
             return;
         };

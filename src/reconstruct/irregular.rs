@@ -42,8 +42,11 @@ impl Reconstructor {
             // and pressed back). Judge that press now, on the board as it
             // is, so that it is not lost under this one and this one is
             // taken as the correction it is (7.5.1). On a picture suspect
-            // after lost bytes nothing is judged, as at the deadline.
-            if self.suspect_until.is_none() {
+            // after lost bytes nothing is judged, as at the deadline; a
+            // request for the whole board still unanswered is no reason to
+            // wait, as the opponent's press shows no move is coming.
+            let lost_bytes = self.suspect_until.is_some_and(|t| t == self.lost_at + super::LOST_BYTES_WAIT);
+            if !lost_bytes {
                 self.judge_press(now);
             } else if let Some(play) = self.play.as_mut() {
                 play.press = None;

@@ -511,14 +511,19 @@ impl<'a> Hands<'a> {
         self.place(to, piece);
         self.wait(150, 600);
         self.press(turn);
-        self.wait(1000, 3000);
         if restore_first {
+            // Seeing the position is wrong and putting it back takes a
+            // while; the daemon judges a press on the board it sees a
+            // second (and, on a board asked for its picture, half a second
+            // more) after it.
+            self.wait(2000, 3500);
             self.lift(to);
             self.gap();
             self.place(from, piece);
             self.wait(300, 1000);
             self.press(!turn);
         } else {
+            self.wait(400, 3000);
             self.press(!turn);
             self.wait(300, 1000);
             self.lift(to);

@@ -245,10 +245,7 @@ fn check(score: &Score) {
     }
     assert!(score.false_per_100() <= FALSE_PER_100_TARGET, "too many false alarms\n{report}");
     assert!(score.clean_false_per_100() <= FALSE_PER_100_CLEAN_TARGET, "false alarms on clean games\n{report}");
-    assert!(
-        score.short_records as f64 <= SHORT_RECORDS_PER_GAME * score.games as f64,
-        "records not whole\n{report}"
-    );
+    assert!(score.short_records as f64 <= SHORT_RECORDS_PER_GAME * score.games as f64, "records not whole\n{report}");
 }
 
 #[test]

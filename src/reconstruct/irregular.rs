@@ -49,7 +49,10 @@ impl Reconstructor {
             if !lost_bytes {
                 self.judge_press(now);
             } else if let Some(play) = self.play.as_mut() {
+                // Not judged; but this press is still the correction, not
+                // a press to judge later against a move made meanwhile.
                 play.press = None;
+                play.restoring_press = Some(by);
             }
         }
         let Some(play) = self.play.as_mut().filter(|p| !p.over) else {

@@ -91,7 +91,7 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
     let profile = if args.calm { ProfileArg::Clean } else { args.profile };
     let labelled = matches!(profile, ProfileArg::Irregular | ProfileArg::Mixed);
     if labelled && args.out.is_none() {
-        bail!("--profile {profile:?} writes a labels file beside each capture: give a folder with --out DIR");
+        bail!("--profile irregular and mixed write a labels file beside each capture: give a folder with --out DIR");
     }
     // (capture number, game index)
     let chosen: Vec<(usize, usize)> = match (args.game, args.count) {

@@ -334,3 +334,51 @@ fn candidate(
 fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> Option<&'a T> {
     (!items.is_empty()).then(|| rng.pick(items))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::read_games;
+
+    const GAME: &str = "[TimeControl \"900+10\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O Nf6 5. d3 d6 6. c3 O-O \
+                        7. Re1 a6 8. Bb3 Ba7 9. h3 h6 10. Nbd2 Re8 11. Nf1 Be6 12. Bxe6 Rxe6 13. Ng3 d5 *";
+
+    #[test]
+    fn a_plan_is_the_same_for_a_seed_and_its_injections_are_apart_and_labelled() {
+        let game = &read_games(GAME).unwrap()[0];
+        let style = Style::calm();
+        for seed in 0..50 {
+            let (injections, labels) = plan(game, &style, &mut Rng::new(seed));
+            assert_eq!((injections.clone(), labels.clone()), plan(game, &style, &mut Rng::new(seed)));
+            assert!((3..=5).contains(&injections.len()), "{injections:?}");
+            for pair in injections.windows(2) {
+                assert!(pair[1].0 >= pair[0].0 + 4, "{injections:?}");
+            }
+            for &(ply, _) in &injections {
+                assert!(labels.iter().any(|l| l.ply == ply), "{injections:?} {labels:?}");
+                assert!(ply >= 2 && ply + 1 < game.moves.len());
+            }
+        }
+        // Castling is there for 4.4.2, and a clock for 7.5.1 and 7.5.3.
+        let kinds: std::collections::HashSet<AlertKind> =
+            (0..50).flat_map(|seed| plan(game, &style, &mut Rng::new(seed)).1).map(|l| l.kind).collect();
+        for kind in [AlertKind::RookBeforeKing, AlertKind::IllegalMove, AlertKind::ClockWithoutMove] {
+            assert!(kinds.contains(&kind), "{kind:?} never planned");
+        }
+    }
+
+    #[test]
+    fn a_label_is_one_json_line_with_the_alert_names() {
+        let label = Label {
+            kind: AlertKind::TouchedOwnPiece,
+            ply: 24,
+            side: Color::White,
+            squares: vec![Square::G1],
+            variant: "short_touch",
+        };
+        assert_eq!(
+            label.to_json().to_string(),
+            r#"{"kind":"touched_own_piece","article":"4.3.1","ply":24,"side":"white","squares":["g1"],"variant":"short_touch"}"#
+        );
+    }
+}

@@ -504,8 +504,8 @@ impl<'a> Hands<'a> {
     /// pressed (7.5.1); then the position put back and the clock pressed
     /// back for the offender, in either order.
     fn illegal(&mut self, turn: Color, m: Move, to: Square, restore_first: bool) {
-        let (Some(from), Some(role)) = (m.from(), Some(m.role())) else { unreachable!("planned on normal moves") };
-        let piece = Piece { color: turn, role };
+        let Some(from) = m.from() else { unreachable!("planned on normal moves") };
+        let piece = Piece { color: turn, role: m.role() };
         self.lift(from);
         self.gap();
         self.place(to, piece);

@@ -418,3 +418,31 @@ fn a_short_touch_is_caught_and_flicker_is_not() {
     let run = s.run();
     assert!(run.alerts().is_empty(), "{}", run.trace());
 }
+
+#[test]
+fn a_press_pressed_back_before_it_was_judged_is_still_alerted() {
+    // White presses without a move and Black presses back at once (within
+    // the second the daemon gives a board to show the move): the press is
+    // 7.5.3 all the same, Black's press is the correction, and the game
+    // goes on without a second alert.
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.wait(1500).press(Color::White, 0).wait(300).press(Color::Black, 0).wait(1500);
+    s.pressed_moves("g1f3 b8c6");
+    let run = s.run_setup(standard());
+    assert_eq!(run.alert_kinds(), [AlertKind::ClockWithoutMove], "{}", run.trace());
+    let a = run.alerts()[0];
+    assert_eq!((a.side, a.ply), (Some(Color::White), 2));
+    assert_eq!(run.uci(), ["e2e4", "e7e5", "g1f3", "b8c6"], "{}", run.trace());
+    // The same with an illegal move pressed, pressed back at once, then put
+    // right.
+    let mut s = Script::new();
+    s.start_clock(600_000).pressed_moves("e2e4 e7e5");
+    s.mv("e1e3").press(Color::White, 0).wait(200).press(Color::Black, 0).wait(1500).mv("e3e1").wait(1000);
+    s.pressed_moves("e1e2 b8c6");
+    let run = s.run_setup(standard());
+    assert_eq!(run.alert_kinds(), [AlertKind::IllegalMove], "{}", run.trace());
+    let a = run.alerts()[0];
+    assert_eq!((a.side, a.ply), (Some(Color::White), 2));
+    assert_eq!(run.uci(), ["e2e4", "e7e5", "e1e2", "b8c6"], "{}", run.trace());
+}

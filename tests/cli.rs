@@ -196,6 +196,36 @@ fn synth_makes_captures_that_replay_to_the_game() {
 }
 
 #[test]
+fn synth_writes_an_alert_corpus_with_labels_and_an_index() {
+    let dir = scratch("synth_corpus");
+    let games = format!("{}/tests/fixtures/games/twic0920-sample.pgn", env!("CARGO_MANIFEST_DIR"));
+    let args = ["synth", &games, "--profile", "mixed", "--protocol", "mixed", "--count", "8", "--seed", "5"];
+    let out = boardcast(&[&args[..], &["--out", path(&dir)]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let index = fs::read_to_string(dir.join("corpus.jsonl")).unwrap();
+    assert_eq!(index.lines().count(), 8, "{index}");
+    for (k, line) in index.lines().enumerate() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        let profile = ["clean", "noisy", "irregular", "irregular"][k % 4];
+        assert_eq!(entry["profile"], profile, "{line}");
+        let labels = fs::read_to_string(dir.join(entry["labels"].as_str().unwrap())).unwrap();
+        assert_eq!(labels.lines().count() as u64, entry["expected_alerts"].as_u64().unwrap());
+        assert_eq!(labels.is_empty(), profile != "irregular", "{labels}");
+        assert!(dir.join(entry["capture"].as_str().unwrap()).exists());
+    }
+    // The same seed gives the same corpus.
+    let again = scratch("synth_corpus_again");
+    assert!(boardcast(&[&args[..], &["--out", path(&again)]].concat()).status.success());
+    for name in ["corpus.jsonl", "game-3.jsonl", "game-3.labels.jsonl"] {
+        assert_eq!(fs::read(dir.join(name)).unwrap(), fs::read(again.join(name)).unwrap(), "{name}");
+    }
+    // Labels need a folder to go to.
+    let out = boardcast(&["synth", &games, "--profile", "irregular"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("give a folder with --out DIR"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_printed_defaults_are_a_valid_configuration_and_bad_values_name_their_key() {
     let dir = scratch("config_check");
     let defaults = boardcast(&["config", "default"]);

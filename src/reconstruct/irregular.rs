@@ -36,6 +36,25 @@ impl Reconstructor {
         if self.following_lines() {
             self.lines_pressed(now, by);
         }
+        if self.play.as_ref().and_then(|p| p.press).is_some_and(|p| p.by != by) {
+            // The opponent pressed before the first press was judged: the
+            // first player's move is not coming (the opponent saw the board
+            // and pressed back). Judge that press now, on the board as it
+            // is, so that it is not lost under this one and this one is
+            // taken as the correction it is (7.5.1). On a picture suspect
+            // after lost bytes nothing is judged, as at the deadline; a
+            // request for the whole board still unanswered is no reason to
+            // wait, as the opponent's press shows no move is coming.
+            let lost_bytes = self.suspect_until.is_some_and(|t| t == self.lost_at + super::LOST_BYTES_WAIT);
+            if !lost_bytes {
+                self.judge_press(now);
+            } else if let Some(play) = self.play.as_mut() {
+                // Not judged; but this press is still the correction, not
+                // a press to judge later against a move made meanwhile.
+                play.press = None;
+                play.restoring_press = Some(by);
+            }
+        }
         let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
             return;
         };

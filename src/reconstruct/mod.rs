@@ -746,6 +746,42 @@ mod lost_report_tests {
     }
 
     #[test]
+    fn a_press_pressed_back_on_a_suspect_picture_is_never_judged_against_the_next_move() {
+        // White presses without a move, bytes are lost on the line, Black
+        // presses back, and White then plays a2-a4. White's press is not
+        // judged (the picture was suspect), and Black's press back must not
+        // be judged either: after a2-a4 it would read as Black pressing
+        // without a move.
+        let mut board = Board::from("4k3/p7/8/8/8/8/P7/4K3 w - - 0 1");
+        let clock = |running: Color| {
+            SensorEvent::Clock(crate::sensor::ClockReading::ByColor {
+                white_ms: 600_000,
+                black_ms: 600_000,
+                running: Some(running),
+            })
+        };
+        board.catch_up(1000);
+        board.reconstructor.handle_sensor(Timestamp::from_millis(1000), &clock(Color::White));
+        board.catch_up(3000);
+        board.reconstructor.handle_sensor(Timestamp::from_millis(3000), &clock(Color::Black));
+        board.lost(3500);
+        board.catch_up(4600);
+        board.reconstructor.handle_sensor(Timestamp::from_millis(4600), &clock(Color::White));
+        board.report(5200, &[("a2", '-'), ("a4", 'P')]);
+        board.catch_up(9000);
+        let alerts: Vec<AlertKind> = board
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Alert(a) => Some(a.kind),
+                _ => None,
+            })
+            .collect();
+        assert!(alerts.is_empty(), "{alerts:?}");
+        assert_eq!(board.made(), ["a2a4"]);
+    }
+
+    #[test]
     fn a_suspect_picture_settles_once_whole_again_or_the_settle_time_after_the_loss() {
         // Bytes lost 200 ms after the bishop was seen on d3, and no whole
         // board comes: judged as seen 300 ms after the loss (not when the

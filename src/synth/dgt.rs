@@ -27,6 +27,11 @@ pub struct DgtForm {
     pub merge: f64,
     /// Chance of a few bytes of line noise (bit 7 clear) before a message.
     pub noise: f64,
+    /// After line noise the board sends its whole picture, as a live board
+    /// answers the dump the daemon asks for when it notices lost bytes
+    /// (docs/alerts.md, "Asking the board"): without it a replay waits the
+    /// whole `LOST_BYTES_WAIT` on a picture it may not trust.
+    pub answer_dumps: bool,
 }
 
 impl DgtForm {
@@ -37,6 +42,7 @@ impl DgtForm {
             split: 0.3,
             merge: 0.3,
             noise: 0.05,
+            answer_dumps: true,
         }
     }
 }
@@ -50,7 +56,18 @@ pub fn dgt_capture(
     rng: &mut Rng,
 ) -> String {
     let mut messages: Vec<(Timestamp, Vec<u8>)> = Vec::with_capacity(events.len());
-    for (t, event) in events {
+    // The board's own picture, for the dumps it sends on request.
+    let mut picture: Option<crate::sensor::Picture> = None;
+    for (i, (t, event)) in events.iter().enumerate() {
+        match event {
+            SensorEvent::Board(p) => picture = Some((**p).clone()),
+            &SensorEvent::Square { square, cell } => {
+                if let Some(p) = &mut picture {
+                    p.set(square, cell);
+                }
+            }
+            SensorEvent::Clock(_) => {}
+        }
         let message = match event {
             SensorEvent::Board(picture) => Message::BoardDump(picture.clone()),
             &SensorEvent::Square { square, cell } => Message::FieldUpdate { square, cell },
@@ -63,13 +80,28 @@ pub fn dgt_capture(
             SensorEvent::Clock(ClockReading::BySide { .. }) => continue,
         };
         let mut bytes = Vec::new();
-        if rng.chance(form.noise) {
+        let noisy = rng.chance(form.noise);
+        if noisy {
             for _ in 0..rng.range(1, 6) {
                 bytes.push((rng.next_u64() & 0x7F) as u8);
             }
         }
         message.encode(&mut bytes);
         messages.push((*t, bytes));
+        if noisy
+            && form.answer_dumps
+            && let Some(p) = &picture
+        {
+            // The answer comes some 40 ms later, before anything the
+            // board reports after that.
+            let mut at = *t + std::time::Duration::from_millis(40);
+            if let Some((next, _)) = events.get(i + 1) {
+                at = at.min(*next);
+            }
+            let mut dump = Vec::new();
+            Message::BoardDump(Box::new(p.clone())).encode(&mut dump);
+            messages.push((at, dump));
+        }
     }
     let mut text = format_header(header);
     text.push('\n');

@@ -7,7 +7,7 @@
 
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, KnownOutcome, Move, Piece, Position, Role, Square, attacks};
 
-use super::{Expected, Rng, SourceGame, Style};
+use super::{Expected, Rng, SourceGame, Style, irregular::Injection};
 use crate::{
     sensor::{Cell, ClockReading, Picture, SensorEvent},
     time::Timestamp,
@@ -25,6 +25,12 @@ pub struct Stream {
 
 /// Plays `game` with `style`.
 pub fn play(game: &SourceGame, style: &Style, rng: &mut Rng) -> Stream {
+    play_planned(game, style, &[], rng)
+}
+
+/// Plays `game` with `style`, making the irregularities of `plan` (from
+/// [`super::plan`]) at their plies.
+pub fn play_planned(game: &SourceGame, style: &Style, plan: &[(usize, Injection)], rng: &mut Rng) -> Stream {
     let mut hands = Hands::new(style, rng, &game.start);
     let mut pos = game.start.clone();
     hands.wait(300, 900);
@@ -33,9 +39,49 @@ pub fn play(game: &SourceGame, style: &Style, rng: &mut Rng) -> Stream {
     }
     let mut fast = false;
     for (i, &m) in game.moves.iter().enumerate() {
+        let injection = plan.iter().find(|(ply, _)| *ply == i).map(|&(_, injection)| injection);
         let (lo, hi) = if fast { (150, 400) } else { style.think_ms };
+        if injection == Some(Injection::ClockWithoutMove) {
+            // The player to move presses without moving; the opponent
+            // presses back.
+            hands.wait(600, 2500);
+            hands.press(pos.turn());
+            hands.wait(800, 2500);
+            hands.press(!pos.turn());
+        }
         hands.think(lo, hi);
-        hands.make(&pos, m);
+        match injection {
+            Some(Injection::TouchOwn { square, hold_ms } | Injection::TouchOpponent { square, hold_ms }) => {
+                hands.touch(square, hold_ms);
+                hands.wait(300, 1500);
+            }
+            Some(Injection::Displaced { square, hold_ms }) => {
+                if style.clock.is_none() {
+                    // Without a clock the opponent's move is completed by
+                    // a quiet board (quiet_completion_ms, 10 s); before
+                    // that its mover may still adjust it.
+                    hands.wait(10_500, 12_000);
+                }
+                hands.touch(square, hold_ms);
+                hands.wait(300, 1500);
+            }
+            _ => {}
+        }
+        match injection {
+            Some(Injection::RookBeforeKing { rook_down_first, lead_ms }) => {
+                hands.castle_rook_first(pos.turn(), m, rook_down_first, lead_ms)
+            }
+            Some(Injection::IllegalMove { to, restore_first }) => {
+                hands.illegal(pos.turn(), m, to, restore_first);
+                hands.think(300, 1200);
+                hands.make(&pos, m);
+            }
+            Some(Injection::ReleasedOnLine { stop, stand_ms } | Injection::ReleasedElsewhere { stop, stand_ms }) => {
+                hands.released(pos.turn(), m, stop, stand_ms)
+            }
+            Some(Injection::PawnNotReplaced) => hands.pawn_left(pos.turn(), m),
+            _ => hands.make(&pos, m),
+        }
         pos.play_unchecked(m);
         fast = hands.rng.chance(style.fast_reply);
         let ends = pos.is_game_over();
@@ -43,6 +89,15 @@ pub fn play(game: &SourceGame, style: &Style, rng: &mut Rng) -> Stream {
             let (lo, hi) = if fast { (30, 90) } else { (120, 700) };
             hands.wait(lo, hi);
             hands.press(!pos.turn());
+        }
+        if injection == Some(Injection::PawnNotReplaced) {
+            // The arbiter (or the player) puts the queen there.
+            hands.wait(1000, 2500);
+            let to = m.to();
+            hands.lift(to);
+            hands.gap();
+            hands.place(to, Piece { color: !pos.turn(), role: Role::Queen });
+            fast = false;
         }
         if ends && i + 1 < game.moves.len() {
             // The game ended on the board; later moves cannot be played.
@@ -412,6 +467,95 @@ impl<'a> Hands<'a> {
             self.instant();
             self.place(rook_to, r);
         }
+    }
+
+    /// A piece lifted for `hold_ms` and put back on its square.
+    fn touch(&mut self, sq: Square, hold_ms: u64) {
+        let cell = self.board.get(sq);
+        self.lift(sq);
+        self.advance(hold_ms * 1000);
+        self.set(sq, cell);
+    }
+
+    /// Castling with the rook lifted `lead_ms` before the king (4.4.2).
+    fn castle_rook_first(&mut self, turn: Color, m: Move, rook_down_first: bool, lead_ms: u64) {
+        let Move::Castle { king, rook } = m else { unreachable!("planned on castling moves only") };
+        let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
+        let (king_to, rook_to) = (side.king_to(turn), side.rook_to(turn));
+        self.lift(rook);
+        if rook_down_first {
+            self.gap();
+            self.place(rook_to, turn.rook());
+            self.advance(lead_ms * 1000);
+            self.lift(king);
+            self.gap();
+            self.place(king_to, turn.king());
+        } else {
+            self.advance(lead_ms * 1000);
+            self.lift(king);
+            self.gap();
+            self.place(king_to, turn.king());
+            self.gap();
+            self.place(rook_to, turn.rook());
+        }
+    }
+
+    /// The moving piece put on `to`, which it cannot reach, and the clock
+    /// pressed (7.5.1); then the position put back and the clock pressed
+    /// back for the offender, in either order.
+    fn illegal(&mut self, turn: Color, m: Move, to: Square, restore_first: bool) {
+        let Some(from) = m.from() else { unreachable!("planned on normal moves") };
+        let piece = Piece { color: turn, role: m.role() };
+        self.lift(from);
+        self.gap();
+        self.place(to, piece);
+        self.wait(150, 600);
+        self.press(turn);
+        if restore_first {
+            // Seeing the position is wrong and putting it back takes a
+            // while; the daemon judges a press on the board it sees a
+            // second (and, on a board asked for its picture, half a second
+            // more) after it.
+            self.wait(2000, 3500);
+            self.lift(to);
+            self.gap();
+            self.place(from, piece);
+            self.wait(300, 1000);
+            self.press(!turn);
+        } else {
+            self.wait(400, 3000);
+            self.press(!turn);
+            self.wait(300, 1000);
+            self.lift(to);
+            self.gap();
+            self.place(from, piece);
+        }
+    }
+
+    /// The piece released on `stop` for `stand_ms`, then moved on to the
+    /// game's square (4.7).
+    fn released(&mut self, turn: Color, m: Move, stop: Square, stand_ms: u64) {
+        let Move::Normal { role, from, to, .. } = m else { unreachable!("planned on normal moves") };
+        let piece = Piece { color: turn, role };
+        self.lift(from);
+        self.gap();
+        self.place(stop, piece);
+        self.advance(stand_ms * 1000);
+        self.lift(stop);
+        self.gap();
+        self.place(to, piece);
+    }
+
+    /// A promoting pawn put on the last rank as a pawn (7.5.2).
+    fn pawn_left(&mut self, turn: Color, m: Move) {
+        let Move::Normal { from, to, capture, .. } = m else { unreachable!("planned on promotions") };
+        if capture.is_some() {
+            self.lift(to);
+            self.gap();
+        }
+        self.lift(from);
+        self.gap();
+        self.place(to, turn.pawn());
     }
 
     /// Both kings to the centre squares: light squares 1-0, dark 0-1, one of

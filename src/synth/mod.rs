@@ -8,6 +8,7 @@
 mod certabo;
 mod dgt;
 mod hands;
+mod irregular;
 pub mod millennium;
 mod pgn;
 mod rng;
@@ -18,7 +19,8 @@ use shakmaty::KnownOutcome;
 pub use self::{
     certabo::{ReportForm, certabo_capture},
     dgt::{DgtForm, dgt_capture},
-    hands::{Stream, play},
+    hands::{Stream, play, play_planned},
+    irregular::{Injection, Label, plan},
     millennium::{MillenniumForm, millennium_capture},
     pgn::{ReadGamesError, SourceGame, read_games, read_san_lines},
     rng::Rng,
@@ -106,6 +108,55 @@ pub struct Expected {
 /// the stream a game gets.
 pub fn rng_for(seed: u64, index: usize) -> Rng {
     Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(index as u64))
+}
+
+/// What kind of players a generated game gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Calm players with a clock ([`Style::calm`]).
+    Clean,
+    /// Every physical variation at random ([`Style::varied`]), nothing
+    /// irregular.
+    Noisy,
+    /// As `Noisy`, with 3 to 5 irregularities injected ([`plan`]).
+    Irregular,
+}
+
+impl Profile {
+    /// `clean`, `noisy` or `irregular`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::Noisy => "noisy",
+            Self::Irregular => "irregular",
+        }
+    }
+}
+
+/// A generated game: the stream and what the Laws expect an arbiter to be
+/// told about it (nothing for clean and noisy games).
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The sensor stream and the game it must give back.
+    pub stream: Stream,
+    /// The irregularities made, in ply order.
+    pub labels: Vec<Label>,
+    /// The style the hands had.
+    pub style: Style,
+}
+
+/// Plays `game` under `profile`, deterministically from `rng`.
+pub fn generate(game: &SourceGame, profile: Profile, rng: &mut Rng) -> Generated {
+    let style = match profile {
+        Profile::Clean => Style::calm(),
+        Profile::Noisy | Profile::Irregular => Style::varied(rng),
+    };
+    let (injections, labels) = match profile {
+        Profile::Irregular => plan(game, &style, rng),
+        Profile::Clean | Profile::Noisy => (Vec::new(), Vec::new()),
+    };
+    let stream = play_planned(game, &style, &injections, rng);
+    Generated { stream, labels, style }
 }
 
 /// The capture header for a generated game.

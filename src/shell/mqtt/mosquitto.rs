@@ -360,7 +360,21 @@ fn private_dir() -> PathBuf {
         .map(PathBuf::from)
         .find(|p| p.is_dir())
         .unwrap_or_else(std::env::temp_dir);
+    remove_stale(&base);
     base.join(format!("boardcast-mosquitto-{}", std::process::id()))
+}
+
+/// Removes the folders of daemons that were killed outright (no clean stop
+/// removed them): their process is gone.
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("boardcast-mosquitto-")) else { continue };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {

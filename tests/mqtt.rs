@@ -67,7 +67,7 @@ fn capture_with_intruder(hall: &Hall, index: usize, name: &str) -> std::path::Pa
 fn mqtt_section(url: &str, listen: u16, ws: u16, delay_s: u64) -> String {
     format!(
         "[mqtt]\nurl = \"{url}\"\nbridge_id = \"test-bridge\"\npublic_delay_s = {delay_s}\nkeep_alive_s = 2\n\
-         [mqtt.embedded]\nlisten = \"127.0.0.1:{listen}\"\nws_listen = \"127.0.0.1:{ws}\"\n\
+         [mqtt.embedded]\nlisten = \"127.0.0.1:{listen}\"\nws_listen = \"127.0.0.1:{ws}\"\nanonymous = \"live\"\n\
          [broadcast]\nevent = \"Test Open\"\nround = \"3\"\n"
     )
 }

@@ -155,7 +155,12 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
         // A payload of MAX_PAYLOAD with its topic and header.
         packet = MAX_PAYLOAD + 4096,
     ));
-    let listener = |addr: SocketAddr| format!("\nlistener {} {}\n", addr.port(), addr.ip());
+    // Without socket_domain Mosquitto 2.0's websockets listener ignores
+    // the address and listens on every interface.
+    let listener = |addr: SocketAddr| {
+        let domain = if addr.is_ipv4() { "ipv4" } else { "ipv6" };
+        format!("\nlistener {} {}\nsocket_domain {domain}\n", addr.port(), addr.ip())
+    };
     text.push_str(&listener(settings.listen));
     text.push_str(&format!("max_connections {}\n", settings.max_connections));
     if let Some(ws) = settings.ws_listen {
@@ -422,7 +427,7 @@ mod tests {
             "acl_file /run/x/acl",
             "persistence false",
             "listener 11883 127.0.0.1",
-            "listener 18083 127.0.0.1\nprotocol websockets\nmax_connections 4096",
+            "listener 18083 127.0.0.1\nsocket_domain ipv4\nprotocol websockets\nmax_connections 4096",
             "log_dest stderr",
         ] {
             assert!(text.contains(line), "{line}\n{text}");

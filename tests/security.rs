@@ -380,3 +380,53 @@ fn mosquitto_passwd_hashes_are_ours() {
     assert!(boardcast::accounts::verify("s3cret:with colon", hash));
     assert!(!boardcast::accounts::verify("s3cret", hash));
 }
+
+#[test]
+fn a_broker_that_dies_is_started_again_with_the_whole_state_and_dies_with_the_daemon() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port, _) = hall_with_broker("security-restart", "");
+    let runtime = runtime();
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    game_started(&hall);
+    let broker = children(daemon.id());
+    assert_eq!(broker.len(), 1, "{broker:?}");
+    // The broker dies (persistence off: every retained message is gone).
+    Process::new("kill").args(["-KILL", &broker[0].to_string()]).status().unwrap();
+    let restarted = || children(daemon.id()).iter().any(|p| !broker.contains(p));
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while !restarted() && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(restarted(), "the broker was started again: {}", hall.log());
+    assert!(hall.log().contains("the broker (Mosquitto) stopped by itself"), "said loudly: {}", hall.log());
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    while !hall.log().contains("connected again to") && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A display that connects once the feed is back gets the retained
+    // state the daemon published again, and the game goes on.
+    let display = Subscriber::start(&runtime, port, "boardcast/v1/public/#", "display-after-restart");
+    let retained = |r: &[Received]| r.iter().any(|m| m.topic == PUBLIC_STATE && m.retained);
+    assert!(display.wait_for(Duration::from_secs(30), retained), "the state is back: {}", hall.log());
+    let ply =
+        |r: &[Received]| r.iter().filter(|m| m.topic == PUBLIC_STATE).filter_map(|m| m.json["ply"].as_u64()).max();
+    let first = ply(&display.received()).unwrap_or(0);
+    assert!(display.wait_for(Duration::from_secs(60), |r| ply(r) > Some(first)), "the game goes on: {}", hall.log());
+    // The daemon killed outright: the kernel takes its broker with it.
+    let broker = children(daemon.id());
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let gone = || broker.iter().all(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    while !gone() && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(), "the broker died with the daemon: {broker:?}");
+    let _ = board.kill();
+    let _ = board.wait();
+}

@@ -336,6 +336,12 @@ fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Re
 }
 
 /// Makes the kernel kill the child when the daemon dies, however it dies.
+///
+/// Linux sends the signal when the *thread* that forked exits, not the
+/// process: the broker is started from the runtime's main or worker
+/// threads, which live as long as the daemon (it never uses
+/// `spawn_blocking` or `block_in_place` for this, whose threads come and
+/// go).
 #[allow(unsafe_code)]
 fn die_with_parent(command: &mut Command) {
     let parent = nix::unistd::getpid();

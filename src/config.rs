@@ -12,6 +12,7 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use serde::Deserialize;
 
+pub use crate::accounts::Anonymous;
 use crate::{
     game::{Tempo, TimeControl},
     names,
@@ -188,6 +189,8 @@ pub struct MqttConfig {
     pub url: String,
     pub username: String,
     pub password: String,
+    #[serde(default)]
+    pub password_file: String,
     pub ca_file: String,
     pub root: String,
     pub bridge_id: String,
@@ -223,8 +226,34 @@ pub struct Http {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct EmbeddedConfig {
+    #[serde(default = "default_embedded_broker")]
+    pub broker: String,
+    #[serde(default)]
+    pub mosquitto_bin: String,
     pub listen: String,
     pub ws_listen: String,
+    #[serde(default = "default_accounts_file")]
+    pub accounts_file: PathBuf,
+    #[serde(default = "default_anonymous")]
+    pub anonymous: String,
+    #[serde(default = "default_max_connections")]
+    pub max_connections: u32,
+}
+
+fn default_embedded_broker() -> String {
+    "auto".into()
+}
+
+fn default_accounts_file() -> PathBuf {
+    "mqtt-accounts".into()
+}
+
+fn default_anonymous() -> String {
+    "public".into()
+}
+
+const fn default_max_connections() -> u32 {
+    4096
 }
 
 /// The MQTT settings, checked.
@@ -234,6 +263,9 @@ pub struct Mqtt {
     pub broker: BrokerChoice,
     /// User name and password, if the broker wants them.
     pub credentials: Option<(String, String)>,
+    /// A file holding the password (its first line), read by the binary
+    /// when `credentials` has a name and no password.
+    pub password_file: Option<PathBuf>,
     /// The topic root.
     pub root: String,
     /// This bridge's name in the topics (empty: the host name).
@@ -251,15 +283,55 @@ pub struct Mqtt {
 /// Which broker the feed goes to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BrokerChoice {
-    /// Start the embedded broker.
-    Embedded {
-        /// MQTT over TCP.
-        listen: SocketAddr,
-        /// MQTT over WebSocket, if wanted.
-        ws_listen: Option<SocketAddr>,
-    },
+    /// Start a broker of our own.
+    Embedded(Embedded),
     /// Publish to this broker.
     External(BrokerUrl),
+}
+
+/// The broker the daemon starts itself (`[mqtt.embedded]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Embedded {
+    /// Which program.
+    pub kind: EmbeddedKind,
+    /// The Mosquitto program, when given (otherwise looked for).
+    pub mosquitto_bin: Option<PathBuf>,
+    /// MQTT over TCP.
+    pub listen: SocketAddr,
+    /// MQTT over WebSocket, if wanted.
+    pub ws_listen: Option<SocketAddr>,
+    /// The accounts (`name:role:hash` lines; missing: none).
+    pub accounts_file: PathBuf,
+    /// Who may connect without a name.
+    pub anonymous: Anonymous,
+    /// Connections Mosquitto takes at most.
+    pub max_connections: u32,
+}
+
+impl Embedded {
+    /// A broker on these addresses with the defaults of `[mqtt.embedded]`.
+    pub fn on(listen: SocketAddr, ws_listen: Option<SocketAddr>) -> Self {
+        Self {
+            kind: EmbeddedKind::Auto,
+            mosquitto_bin: None,
+            listen,
+            ws_listen,
+            accounts_file: default_accounts_file(),
+            anonymous: Anonymous::Public,
+            max_connections: default_max_connections(),
+        }
+    }
+}
+
+/// Which program the embedded broker is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmbeddedKind {
+    /// Mosquitto when installed, otherwise the built-in one (with a warning).
+    Auto,
+    /// Mosquitto, as the daemon's child; refuse to start without it.
+    Mosquitto,
+    /// rumqttd inside the daemon: no accounts, no access control.
+    Builtin,
 }
 
 /// How to reach a broker: `mqtt://host:1883`, `mqtts://host:8883`,
@@ -651,13 +723,51 @@ impl Config {
                     )
                 })
             };
-            let listen = address("listen", &m.embedded.listen)?;
-            let ws_listen = if m.embedded.ws_listen.trim().is_empty() {
-                None
-            } else {
-                Some(address("ws_listen", &m.embedded.ws_listen)?)
+            let e = &m.embedded;
+            let listen = address("listen", &e.listen)?;
+            let ws_listen =
+                if e.ws_listen.trim().is_empty() { None } else { Some(address("ws_listen", &e.ws_listen)?) };
+            let kind = match e.broker.as_str() {
+                "auto" => EmbeddedKind::Auto,
+                "mosquitto" => EmbeddedKind::Mosquitto,
+                "builtin" => EmbeddedKind::Builtin,
+                other => {
+                    return Err(error(
+                        "mqtt.embedded.broker".into(),
+                        &quoted(other),
+                        "\"auto\" (Mosquitto when installed), \"mosquitto\" or \"builtin\" (no access control)",
+                    ));
+                }
             };
-            BrokerChoice::Embedded { listen, ws_listen }
+            let anonymous = match e.anonymous.as_str() {
+                "public" => Anonymous::Public,
+                "live" => Anonymous::Live,
+                "none" => Anonymous::None,
+                other => {
+                    return Err(error(
+                        "mqtt.embedded.anonymous".into(),
+                        &quoted(other),
+                        "\"public\" (read the public tree), \"live\" (also the live tree) or \"none\"",
+                    ));
+                }
+            };
+            if e.max_connections == 0 {
+                return Err(error(
+                    "mqtt.embedded.max_connections".into(),
+                    "0",
+                    "a positive number of connections (4096 suits a hall)",
+                ));
+            }
+            let mosquitto_bin = (!e.mosquitto_bin.trim().is_empty()).then(|| PathBuf::from(e.mosquitto_bin.trim()));
+            BrokerChoice::Embedded(Embedded {
+                kind,
+                mosquitto_bin,
+                listen,
+                ws_listen,
+                accounts_file: e.accounts_file.clone(),
+                anonymous,
+                max_connections: e.max_connections,
+            })
         } else {
             BrokerChoice::External(parse_broker_url(m.url.trim(), &m.ca_file)?)
         };
@@ -685,9 +795,11 @@ impl Config {
             ));
         }
         let credentials = (!m.username.is_empty()).then(|| (m.username.clone(), m.password.clone()));
+        let password_file = (!m.password_file.trim().is_empty()).then(|| PathBuf::from(m.password_file.trim()));
         Ok(Mqtt {
             broker,
             credentials,
+            password_file,
             root: m.root.clone(),
             bridge_id: m.bridge_id.clone(),
             public_delay: Duration::from_secs(m.public_delay_s),
@@ -821,11 +933,17 @@ mod tests {
         let defaults = parse("").mqtt().unwrap();
         assert_eq!(
             defaults.broker,
-            BrokerChoice::Embedded {
-                listen: "127.0.0.1:1883".parse().unwrap(),
-                ws_listen: Some("0.0.0.0:8083".parse().unwrap())
-            }
+            BrokerChoice::Embedded(Embedded::on(
+                "127.0.0.1:1883".parse().unwrap(),
+                Some("127.0.0.1:8083".parse().unwrap())
+            ))
         );
+        let mut config = parse("");
+        config.mqtt.embedded.broker = "rumqttd".into();
+        assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.broker = \"rumqttd\": \"auto\""));
+        let mut config = parse("");
+        config.mqtt.embedded.anonymous = "all".into();
+        assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.anonymous = \"all\""));
         assert_eq!(defaults.languages.len(), 5);
         let url = |u: &str| {
             let mut config = parse("");

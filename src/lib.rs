@@ -1,4 +1,5 @@
 //! boardcast: electronic chess boards in, a live tournament feed out.
+pub mod accounts;
 pub mod alert;
 pub mod capture;
 pub mod config;

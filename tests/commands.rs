@@ -1,5 +1,5 @@
 //! Commands that do not prove they come from the operator, through the real
-//! binary and a real broker (the embedded one and a Mosquitto started by
+//! binary and a real broker (the built-in one and a Mosquitto started by
 //! the test): each is refused with its reason on `replies` and the game is
 //! unchanged, while `boardcast ctl` (which signs by itself) succeeds; and
 //! nothing published on the commands topic, however large, stops the feed.
@@ -127,11 +127,15 @@ fn forged_commands_are_refused(hall: &Hall, port: u16) {
 }
 
 #[test]
-fn forged_commands_are_refused_on_the_embedded_broker() {
+fn forged_commands_are_refused_on_the_builtin_broker() {
+    // The built-in broker lets anyone publish on the commands topic: the
+    // signature alone keeps strangers out (the managed Mosquitto's ACL
+    // refuses them before: tests/security.rs).
     let hall = Hall::new("commands-embedded");
     let port = free_port();
-    let mqtt =
-        format!("[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n");
+    let mqtt = format!(
+        "[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nbroker = \"builtin\"\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n"
+    );
     let config = hall.config_with_mqtt(&["b1"], &mqtt);
     let mut daemon = hall.run(&config);
     assert!(wait_listening(port, Duration::from_secs(10)));

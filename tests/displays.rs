@@ -182,7 +182,17 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
         .unwrap();
     assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served");
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let commands = Subscriber::start(&runtime, mqtt, "boardcast/v1/bridges/demo/commands", "test-commands");
+    // The demo's broker (Mosquitto) lets only its operator account read and
+    // write commands; the console logs in with it.
+    let password = std::fs::read_to_string(dir.join("operator.password")).unwrap_or_default().trim().to_owned();
+    let commands = Subscriber::start_as(
+        &runtime,
+        mqtt,
+        "boardcast/v1/bridges/demo/commands",
+        "test-commands",
+        "operator",
+        &password,
+    );
     let site = format!("http://127.0.0.1:{http}");
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
 
@@ -214,7 +224,7 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
     browser.open(&format!("{site}/console.html"));
     let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
     browser.run(&format!(
-        "sessionStorage.setItem('boardcast-login', JSON.stringify({{username: 'arbiter', password: 'x'}})); \
+        "sessionStorage.setItem('boardcast-login', JSON.stringify({{username: 'operator', password: '{password}'}})); \
          sessionStorage.setItem('boardcast-operator-key', '{key}');"
     ));
     browser.open(&format!("{site}/console.html"));

@@ -67,7 +67,7 @@ fn capture_with_intruder(hall: &Hall, index: usize, name: &str) -> std::path::Pa
 fn mqtt_section(url: &str, listen: u16, ws: u16, delay_s: u64) -> String {
     format!(
         "[mqtt]\nurl = \"{url}\"\nbridge_id = \"test-bridge\"\npublic_delay_s = {delay_s}\nkeep_alive_s = 2\n\
-         [mqtt.embedded]\nlisten = \"127.0.0.1:{listen}\"\nws_listen = \"127.0.0.1:{ws}\"\n\
+         [mqtt.embedded]\nlisten = \"127.0.0.1:{listen}\"\nws_listen = \"127.0.0.1:{ws}\"\nanonymous = \"live\"\n\
          [broadcast]\nevent = \"Test Open\"\nround = \"3\"\n"
     )
 }
@@ -174,8 +174,11 @@ fn a_game_reaches_subscribers_once_by_seq_with_retained_state_alerts_on_live_onl
     for public in received.iter().filter(|r| r.topic == topic("public", "moves")) {
         let live =
             received.iter().find(|r| r.topic == topic("live", "moves") && r.json["seq"] == public.json["seq"]).unwrap();
+        // Arrival times carry the broker's delivery of both messages (a
+        // separate process, on a loaded machine): the exact delay is in
+        // ts_ms and delay_ms below.
         let behind = public.at.duration_since(live.at);
-        assert!(behind >= Duration::from_millis(950), "public {} only {behind:?} behind", public.json["san"]);
+        assert!(behind >= Duration::from_millis(800), "public {} only {behind:?} behind", public.json["san"]);
         assert_eq!(public.json["ts_ms"].as_i64().unwrap(), live.json["ts_ms"].as_i64().unwrap() + 1000);
         assert_eq!(public.json["delay_ms"], 1000);
     }

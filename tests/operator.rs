@@ -74,14 +74,22 @@ fn state(received: &[Received]) -> serde_json::Value {
 fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart() {
     let hall = Hall::new("operator");
     let port = free_port();
-    let mqtt =
-        format!("[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n");
+    // ctl logs in as the operator with the configuration's user name and
+    // password file; the arbiter's console reads with a `live` account.
+    let mqtt = format!(
+        "[mqtt]\nbridge_id = \"hall\"\nusername = \"op\"\npassword_file = \"{}/op.password\"\n\
+         [mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n",
+        hall.dir.display()
+    );
     let config = hall.config_with_mqtt(&["b1"], &mqtt);
+    let operator = hall.account("op", "operator");
+    std::fs::write(hall.dir.join("op.password"), format!("{operator}\n")).unwrap();
+    let arbiter = hall.account("arbiter", "live");
     let (capture, san) = ten_plies_then_one_taken_back(&hall);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mut daemon = hall.run(&config);
     assert!(wait_listening(port, Duration::from_secs(10)));
-    let subscriber = Subscriber::start(&runtime, port, "boardcast/v1/#", "arbiter");
+    let subscriber = Subscriber::start_as(&runtime, port, "boardcast/v1/#", "arbiter", "arbiter", &arbiter);
     let mut board = hall.simulate(&capture, "b1", &[]);
     // The tenth move, put back after it was completed, leaves the board out
     // of sync with the game.

@@ -81,6 +81,37 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         outln!("captures: not recorded (recording.enabled = false)");
     }
     outln!("PGN: {}", folder(&config.pgn.dir));
+    if config.mqtt.enabled {
+        match config.mqtt().map_err(in_sources)?.broker {
+            boardcast::config::BrokerChoice::External(url) => outln!("MQTT: the feed goes to {}", url.url),
+            boardcast::config::BrokerChoice::Embedded(e) => {
+                let mosquitto = match e.kind {
+                    boardcast::config::EmbeddedKind::Builtin => None,
+                    _ => boardcast::shell::mqtt::mosquitto::find_binary(e.mosquitto_bin.as_deref()),
+                };
+                let where_ =
+                    format!("{}{}", e.listen, e.ws_listen.map(|ws| format!(", WebSocket {ws}")).unwrap_or_default());
+                match mosquitto {
+                    Some(binary) => {
+                        let accounts = super::accounts::load(&e.accounts_file)?;
+                        outln!(
+                            "MQTT: the daemon runs Mosquitto ({}) on {where_}; {} account(s) in {}; anonymous clients: {}",
+                            binary.display(),
+                            accounts.len(),
+                            e.accounts_file.display(),
+                            config.mqtt.embedded.anonymous
+                        );
+                    }
+                    None if e.kind == boardcast::config::EmbeddedKind::Mosquitto => outln!(
+                        "MQTT: WARNING: broker = \"mosquitto\" but Mosquitto is not installed: the daemon will not start"
+                    ),
+                    None => outln!(
+                        "MQTT: WARNING: the built-in broker on {where_}: NO access control, anyone who reaches it can publish fake moves (install Mosquitto)"
+                    ),
+                }
+            }
+        }
+    }
     match config.http().map_err(in_sources)? {
         Some(http) if http.listen.ip().is_loopback() => {
             outln!("display pages: http://{}/ (this machine only)", http.listen);

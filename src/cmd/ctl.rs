@@ -45,6 +45,17 @@ pub(crate) struct CtlArgs {
     /// `[operator] key_file`, which the daemon creates).
     #[arg(long, value_name = "FILE")]
     key_file: Option<PathBuf>,
+    /// The broker account to log in with (default: the configuration's
+    /// `[mqtt] username`). With the daemon's own broker (Mosquitto) it must
+    /// be an operator account (`boardcast accounts add NAME --role
+    /// operator`).
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+    /// A file whose first line is the account's password (default: the
+    /// environment variable BOARDCAST_MQTT_PASSWORD, then the
+    /// configuration's `[mqtt] password_file` or `password`).
+    #[arg(long, value_name = "FILE")]
+    password_file: Option<PathBuf>,
     /// How long to wait for the answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     timeout_s: u64,
@@ -160,7 +171,8 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
             }
         }
         (None, BrokerChoice::External(url)) => url.clone(),
-        (None, BrokerChoice::Embedded { listen, .. }) => {
+        (None, BrokerChoice::Embedded(embedded)) => {
+            let listen = embedded.listen;
             let host = if listen.ip().is_unspecified() { "127.0.0.1".to_owned() } else { listen.ip().to_string() };
             BrokerUrl {
                 url: format!("mqtt://{host}:{}", listen.port()),
@@ -175,6 +187,7 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         if mqtt.bridge_id.trim().is_empty() { super::daemon::host_name() } else { mqtt.bridge_id.clone() }
     });
     let topics = Topics::new(&mqtt.root, &bridge);
+    let credentials = login(&args, &mqtt)?;
     let command = args.action.command()?;
     let key_file = args.key_file.clone().unwrap_or_else(|| loaded.config.operator.key_file.clone());
     let key = boardcast::shell::key::load(&key_file)
@@ -183,7 +196,7 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
     let request = seal(&key, &request_json(&id, &args.board, now_ms(), &command));
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the event loop")?;
-    let options = connect_options(&broker, &id, mqtt.credentials.as_ref(), Duration::from_secs(5));
+    let options = connect_options(&broker, &id, credentials.as_ref(), Duration::from_secs(5));
     let answer = runtime.block_on(async {
         tokio::time::timeout(Duration::from_secs(args.timeout_s), ask(options, &topics, &id, request)).await
     });
@@ -200,12 +213,45 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(Err(error)) => Err(error.context(format!("asking the daemon through {}", broker.url))),
         Err(_) => bail!(
-            "no answer within {} s through {} (is the daemon running, with bridge id {:?}? `--bridge` and `--url` say otherwise)",
+            "no answer within {} s through {} (is the daemon running, with bridge id {:?}? `--bridge` and `--url` say otherwise{})",
             args.timeout_s,
             broker.url,
-            topics.bridge()
+            topics.bridge(),
+            match &credentials {
+                None =>
+                    "; the broker may not let anonymous clients send commands: log in with --user and an operator account",
+                Some(_) => "; is the account an operator's?",
+            }
         ),
     }
+}
+
+/// The account ctl logs in with: `--user` or `[mqtt] username`, its
+/// password from `--password-file`, `BOARDCAST_MQTT_PASSWORD`, or the
+/// configuration.
+fn login(args: &CtlArgs, mqtt: &boardcast::config::Mqtt) -> anyhow::Result<Option<(String, String)>> {
+    let configured = mqtt.credentials.clone();
+    let Some(user) = args.user.clone().or_else(|| configured.as_ref().map(|(u, _)| u.clone())) else {
+        return Ok(None);
+    };
+    let from_file = |file: &std::path::Path| -> anyhow::Result<String> {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading the password file {}", file.display()))?;
+        Ok(text.lines().next().unwrap_or_default().to_owned())
+    };
+    let password = if let Some(file) = &args.password_file {
+        from_file(file)?
+    } else if let Ok(password) = std::env::var("BOARDCAST_MQTT_PASSWORD") {
+        password
+    } else if let Some(file) = &mqtt.password_file {
+        from_file(file)?
+    } else {
+        configured.map(|(_, p)| p).unwrap_or_default()
+    };
+    if password.is_empty() {
+        bail!("no password for the broker account {user:?}: give --password-file FILE, or set BOARDCAST_MQTT_PASSWORD");
+    }
+    Ok(Some((user, password)))
 }
 
 /// Publishes the request once subscribed to the answers, and waits for the

@@ -17,14 +17,18 @@ use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use tokio_util::sync::CancellationToken;
 
 use boardcast::{
+    accounts::{Account, Anonymous, Role, SALT_BYTES, hash_password},
     capture::{Record, RecordBody},
-    config::{Board, BrokerChoice, FindBoard, Http, Mqtt},
+    config::{Board, BrokerChoice, Embedded, FindBoard, Http, Mqtt},
     protocol::{Protocol, dgt::link::LinkConfig},
     publish::{render::Language, topics::BoardPath},
     reconstruct::{ReconstructorConfig, WhiteClock},
     replay::read_capture,
     sensor::ClockSide,
-    shell::simulate::{self, SimulateSettings},
+    shell::{
+        mqtt::mosquitto::{hex, random},
+        simulate::{self, SimulateSettings},
+    },
     synth::{Style, header, play, read_games, rng_for},
 };
 
@@ -135,8 +139,15 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         pgn_dir: dir.join("pgn"),
         key_file: dir.join("operator.key"),
         mqtt: Some(Mqtt {
-            broker: BrokerChoice::Embedded { listen, ws_listen: Some(ws_listen) },
+            broker: BrokerChoice::Embedded(Embedded {
+                // The demo's pages and its move printer read the live tree
+                // without an account: it listens on loopback only.
+                anonymous: Anonymous::Live,
+                accounts_file: dir.join("accounts"),
+                ..Embedded::on(listen, Some(ws_listen))
+            }),
             credentials: None,
+            password_file: None,
             root: "boardcast".into(),
             bridge_id: "demo".into(),
             public_delay: Duration::from_secs(args.public_delay_s),
@@ -146,6 +157,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         }),
         http: Some(Http { listen: http_listen, broker_ws_url: None }),
     };
+    operator_account(&dir)?;
     super::logging::init(super::logging::LogFormat::Text, "info");
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the event loop")?;
@@ -200,6 +212,28 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         result
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// An operator account for `boardcast ctl` against the demo (when the
+/// broker is Mosquitto): its password in `operator.password` (mode 600).
+fn operator_account(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::{io::Write, os::unix::fs::OpenOptionsExt};
+    let password = hex(&random::<16>()?);
+    let file = dir.join("operator.password");
+    let _ = std::fs::remove_file(&file);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&file)
+        .and_then(|mut f| f.write_all(format!("{password}\n").as_bytes()))
+        .with_context(|| format!("writing {}", file.display()))?;
+    let account = Account {
+        name: "operator".into(),
+        role: Role::Operator,
+        hash: hash_password(&password, &random::<SALT_BYTES>()?),
+    };
+    super::accounts::save(&dir.join("accounts"), &[account])
 }
 
 /// The judging times for games played `speed` times faster than real
@@ -259,12 +293,17 @@ fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
         outln!("    round overview:  http://{http}/overview.html");
         outln!("    one board:       http://{http}/board.html?event=demo&round=1&board=1");
         outln!("    arbiter console: http://{http}/console.html");
+        if let (true, Some(dir)) = (ready.managed, pgn_dir.parent()) {
+            let password = std::fs::read_to_string(dir.join("operator.password")).unwrap_or_default();
+            outln!("    (the console logs in as operator, password {})", password.trim());
+        }
     }
     let Some(broker) = ready.embedded else { return };
     let port = broker.listen.port();
+    let which = if ready.managed { "Mosquitto" } else { "built-in, no access control" };
     match broker.ws_listen {
-        Some(ws) => outln!("demo: the embedded MQTT broker listens on {} (WebSocket on {ws})", broker.listen),
-        None => outln!("demo: the embedded MQTT broker listens on {}", broker.listen),
+        Some(ws) => outln!("demo: the MQTT broker ({which}) listens on {} (WebSocket on {ws})", broker.listen),
+        None => outln!("demo: the MQTT broker ({which}) listens on {}", broker.listen),
     }
     outln!("demo: watch the feed with:");
     outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/live/#' -v", ready.root);
@@ -273,8 +312,13 @@ fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
     outln!("demo: PGN files are in {}", pgn_dir.display());
     if let Some(dir) = pgn_dir.parent() {
         outln!("demo: operator commands are signed with the key the demo made, e.g.:");
+        let login = if ready.managed {
+            format!(" --user operator --password-file {}", dir.join("operator.password").display())
+        } else {
+            String::new()
+        };
         outln!(
-            "    boardcast ctl --url mqtt://127.0.0.1:{port} --bridge demo --key-file {} board-1 result 1-0 --reason resignation",
+            "    boardcast ctl --url mqtt://127.0.0.1:{port} --bridge demo --key-file {}{login} board-1 result 1-0 --reason resignation",
             dir.join("operator.key").display()
         );
     }

@@ -5,6 +5,7 @@
 #[macro_use]
 pub(crate) mod out;
 
+pub(crate) mod accounts;
 mod calibrate;
 mod config;
 mod ctl;
@@ -36,6 +37,7 @@ enum Command {
     Run(run::RunArgs),
     Demo(demo::DemoArgs),
     Ctl(ctl::CtlArgs),
+    Accounts(accounts::AccountsArgs),
     ListPorts(list_ports::ListPortsArgs),
     Config(config::ConfigArgs),
     Replay(replay::ReplayArgs),
@@ -50,6 +52,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Ctl(args) => ctl::run(args),
+        Command::Accounts(args) => accounts::run(args),
         Command::ListPorts(args) => list_ports::run(args),
         Command::Config(args) => config::run(args),
         Command::Replay(args) => replay::run(args),

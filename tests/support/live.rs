@@ -49,9 +49,16 @@ impl Hall {
 
     /// Like [`Hall::config`], with this `[mqtt]` section (and any other
     /// tables after it).
+    /// The broker's accounts file is the hall's `mqtt-accounts` ([`Hall::account`]).
     pub fn config_with_mqtt(&self, boards: &[&str], mqtt: &str) -> PathBuf {
         let mut text = self.common_config();
-        text.push_str(mqtt);
+        let accounts = format!("accounts_file = \"{}/mqtt-accounts\"\n", self.dir.display());
+        if mqtt.contains("[mqtt.embedded]\n") {
+            text.push_str(&mqtt.replace("[mqtt.embedded]\n", &format!("[mqtt.embedded]\n{accounts}")));
+        } else {
+            text.push_str(mqtt);
+            text.push_str(&format!("[mqtt.embedded]\n{accounts}"));
+        }
         for name in boards {
             let link = self.link(name);
             text.push_str(&format!(
@@ -140,6 +147,26 @@ impl Hall {
             .stderr(log)
             .spawn()
             .unwrap()
+    }
+
+    /// Adds a broker account with `boardcast accounts add` (the accounts
+    /// file of this hall's configuration) and returns its password.
+    pub fn account(&self, name: &str, role: &str) -> String {
+        use std::io::Write;
+        let password = format!("pw-{name}-{}", std::process::id());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(["accounts", "--config"])
+            .arg(self.dir.join("boardcast.toml"))
+            .args(["add", name, "--role", role])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "accounts add: {}", String::from_utf8_lossy(&out.stderr));
+        password
     }
 
     /// The daemon's log so far.

@@ -231,6 +231,20 @@ impl Subscriber {
         Self::start_with(runtime, MqttOptions::new(id, "127.0.0.1", port), filter)
     }
 
+    /// The same, logged in as `user` with `password`.
+    pub fn start_as(
+        runtime: &tokio::runtime::Runtime,
+        port: u16,
+        filter: &str,
+        id: &str,
+        user: &str,
+        password: &str,
+    ) -> Self {
+        let mut options = MqttOptions::new(id, "127.0.0.1", port);
+        options.set_credentials(user, password);
+        Self::start_with(runtime, options, filter)
+    }
+
     /// The same over WebSocket, as a browser display connects.
     pub fn start_ws(runtime: &tokio::runtime::Runtime, port: u16, filter: &str, id: &str) -> Self {
         let mut options = MqttOptions::new(id, format!("ws://127.0.0.1:{port}/mqtt"), port);

@@ -1,5 +1,6 @@
 //! Starting the MQTT feed: the embedded broker when no broker is
-//! configured, the publisher task, and the log lines about the broker.
+//! configured (the managed Mosquitto, or the built-in rumqttd), the
+//! publisher task, and the log lines about the broker.
 
 use std::sync::Arc;
 
@@ -9,12 +10,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
 use boardcast::{
-    config::{BrokerChoice, BrokerUrl, Mqtt, Scheme},
+    config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Scheme},
     publish::{Item, board::FeedSettings, commands::commands_topic, guard::OperatorKey, topics::Topics},
     shell::mqtt::{
         broker,
         client::{self, PublisherEvent, PublisherSettings},
         commands::{self, Heard, ListenSettings},
+        mosquitto::{self, ManagedMosquitto, MosquittoSettings},
     },
 };
 
@@ -23,6 +25,9 @@ use boardcast::{
 pub(crate) struct FeedReady {
     /// The embedded broker's addresses, if it is the embedded one.
     pub(crate) embedded: Option<broker::EmbeddedBroker>,
+    /// Whether the embedded broker is the managed Mosquitto (with access
+    /// control) rather than the built-in one.
+    pub(crate) managed: bool,
     /// The topic root.
     pub(crate) root: String,
     /// This bridge's name in the topics.
@@ -41,6 +46,7 @@ pub(super) struct FeedStarted {
     log: JoinHandle<()>,
     listener: JoinHandle<()>,
     stop_listening: CancellationToken,
+    mosquitto: Option<ManagedMosquitto>,
 }
 
 impl FeedStarted {
@@ -52,6 +58,10 @@ impl FeedStarted {
         drop(self.items);
         let _ = self.publisher.await;
         let _ = self.log.await;
+        // Last: the publisher's goodbye went through it.
+        if let Some(mosquitto) = self.mosquitto {
+            mosquitto.stop().await;
+        }
     }
 }
 
@@ -64,10 +74,21 @@ pub(super) async fn start(
     key: OperatorKey,
     requests: mpsc::UnboundedSender<Heard>,
 ) -> anyhow::Result<FeedStarted> {
+    let mut credentials = mqtt.credentials.clone();
+    let mut managed = None;
     let (broker, embedded) = match &mqtt.broker {
         BrokerChoice::External(url) => (url.clone(), None),
-        BrokerChoice::Embedded { listen, ws_listen } => {
-            let started = broker::start(*listen, *ws_listen).await.context("starting the embedded MQTT broker")?;
+        BrokerChoice::Embedded(embedded) => {
+            let (listen, ws_listen) = (embedded.listen, embedded.ws_listen);
+            match start_embedded(embedded, &mqtt.root).await? {
+                Some(mosquitto) => {
+                    credentials = Some(mosquitto.credentials.clone());
+                    managed = Some(mosquitto);
+                }
+                None => {
+                    broker::start(listen, ws_listen).await.context("starting the embedded MQTT broker")?;
+                }
+            }
             let host = if listen.ip().is_unspecified() { "127.0.0.1".to_owned() } else { listen.ip().to_string() };
             let url = BrokerUrl {
                 url: format!("mqtt://{host}:{}", listen.port()),
@@ -76,7 +97,7 @@ pub(super) async fn start(
                 port: listen.port(),
                 ca_file: None,
             };
-            (url, Some(started))
+            (url, Some(broker::EmbeddedBroker { listen, ws_listen }))
         }
     };
     let bridge_id = if mqtt.bridge_id.trim().is_empty() { host_name() } else { mqtt.bridge_id.clone() };
@@ -85,7 +106,7 @@ pub(super) async fn start(
     let publisher_settings = PublisherSettings {
         broker: broker.clone(),
         client_id: format!("boardcast-{}", topics.bridge()),
-        credentials: mqtt.credentials.clone(),
+        credentials: credentials.clone(),
         keep_alive: mqtt.keep_alive,
         topics: topics.clone(),
         boot,
@@ -97,7 +118,7 @@ pub(super) async fn start(
     let listen_settings = ListenSettings {
         broker: broker.clone(),
         client_id: format!("boardcast-{}-commands", topics.bridge()),
-        credentials: mqtt.credentials.clone(),
+        credentials,
         keep_alive: mqtt.keep_alive,
         topic: commands_topic(&topics),
         key,
@@ -113,9 +134,59 @@ pub(super) async fn start(
     let log = tokio::spawn(
         log_publisher(broker.url.clone(), report_rx).instrument(tracing::info_span!("feed", feed = "mqtt")),
     );
-    let ready =
-        FeedReady { embedded, root: topics.root().to_owned(), bridge_id: topics.bridge().to_owned(), http: None };
-    Ok(FeedStarted { settings, topics, items, ready, publisher, log, listener, stop_listening })
+    let ready = FeedReady {
+        embedded,
+        managed: managed.is_some(),
+        root: topics.root().to_owned(),
+        bridge_id: topics.bridge().to_owned(),
+        http: None,
+    };
+    Ok(FeedStarted { settings, topics, items, ready, publisher, log, listener, stop_listening, mosquitto: managed })
+}
+
+/// Starts the managed Mosquitto when it is wanted and installed; `None`
+/// when the built-in broker is to be started instead (said loudly unless
+/// asked for).
+async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Option<ManagedMosquitto>> {
+    let binary = match embedded.kind {
+        EmbeddedKind::Builtin => {
+            warn!(
+                "mqtt: the built-in broker (rumqttd) has NO access control: anyone who reaches {} can publish fake moves; for demonstrations only (docs/security.md)",
+                embedded.listen
+            );
+            return Ok(None);
+        }
+        kind => match mosquitto::find_binary(embedded.mosquitto_bin.as_deref()) {
+            Some(binary) => binary,
+            None if kind == EmbeddedKind::Mosquitto => anyhow::bail!(
+                "mqtt.embedded.broker = \"mosquitto\" but Mosquitto is not installed (not on PATH nor in /usr/sbin): `apt-get install mosquitto`, or set mqtt.embedded.mosquitto_bin"
+            ),
+            None => {
+                error!(
+                    "mqtt: Mosquitto is not installed, so the built-in broker (rumqttd) runs instead: it has NO access control (anyone who reaches {} can publish fake moves) and is for demonstrations only. `apt-get install mosquitto` and restart (docs/security.md)",
+                    embedded.listen
+                );
+                return Ok(None);
+            }
+        },
+    };
+    let accounts = crate::cmd::accounts::load(&embedded.accounts_file)?;
+    if accounts.is_empty() {
+        info!(
+            "mqtt: no broker accounts in {} (`boardcast accounts add NAME --role operator` lets `boardcast ctl` in)",
+            embedded.accounts_file.display()
+        );
+    }
+    let settings = MosquittoSettings {
+        binary,
+        listen: embedded.listen,
+        ws_listen: embedded.ws_listen,
+        root: root.to_owned(),
+        accounts,
+        anonymous: embedded.anonymous,
+        max_connections: embedded.max_connections,
+    };
+    Ok(Some(mosquitto::start(settings).await.context("starting the embedded MQTT broker (Mosquitto)")?))
 }
 
 /// The machine's name, for the bridge's topics.

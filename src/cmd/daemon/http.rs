@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use boardcast::{
-    config::{BrokerChoice, Http, Mqtt, Scheme},
+    config::{BrokerChoice, Embedded, Http, Mqtt, Scheme},
     shell::http,
 };
 
@@ -57,7 +57,7 @@ fn broker_for_pages(settings: &Http, mqtt: &Mqtt) -> Value {
         BrokerChoice::External(url) if matches!(url.scheme, Scheme::Ws | Scheme::Wss) => {
             json!({"url": url.url, "host": null, "port": null})
         }
-        BrokerChoice::Embedded { ws_listen: Some(ws), .. } => {
+        BrokerChoice::Embedded(Embedded { ws_listen: Some(ws), .. }) => {
             // A wildcard or loopback listener is reached on the host the
             // page itself came from.
             let host = (!ws.ip().is_unspecified() && !ws.ip().is_loopback()).then(|| ws.ip().to_string());

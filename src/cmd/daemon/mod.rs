@@ -74,11 +74,30 @@ impl Plan {
             extra_ports: config.discovery.extra_ports.clone(),
             recording: config.recording.enabled.then(|| config.recording.dir.clone()),
             pgn_dir: config.pgn.dir.clone(),
-            mqtt: if config.mqtt.enabled { Some(config.mqtt().map_err(in_sources)?) } else { None },
+            mqtt: if config.mqtt.enabled {
+                Some(with_password_file(config.mqtt().map_err(in_sources)?)?)
+            } else {
+                None
+            },
             key_file: config.operator.key_file.clone(),
             http: config.http().map_err(in_sources)?,
         })
     }
+}
+
+/// The MQTT settings with the password read from `[mqtt] password_file`,
+/// when one is given.
+fn with_password_file(mut mqtt: Mqtt) -> anyhow::Result<Mqtt> {
+    if let Some(file) = &mqtt.password_file {
+        let text =
+            std::fs::read_to_string(file).map_err(|e| anyhow!("reading mqtt.password_file {}: {e}", file.display()))?;
+        let password = text.lines().next().unwrap_or_default().to_owned();
+        match &mut mqtt.credentials {
+            Some((_, p)) => *p = password,
+            None => bail!("mqtt.password_file is given without mqtt.username: name the account too"),
+        }
+    }
+    Ok(mqtt)
 }
 
 /// What every board's tasks share.

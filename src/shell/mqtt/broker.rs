@@ -1,6 +1,10 @@
-//! The embedded broker (rumqttd), so that the daemon works on a machine
-//! without one: MQTT over TCP for local tools and the daemon itself, and
-//! MQTT over WebSocket for browser displays.
+//! The built-in broker (rumqttd, `[mqtt.embedded] broker = "builtin"`, or
+//! "auto" without Mosquitto), so that the daemon works on a bare machine:
+//! MQTT over TCP for local tools and the daemon itself, and MQTT over
+//! WebSocket for browser displays. For demonstrations: it has no accounts
+//! and no access control, and rumqttd 0.20 can stop accepting clients when
+//! one reconnects with the id of a connection still going away (a panic
+//! in its Last Will bookkeeping); the managed Mosquitto has neither flaw.
 //!
 //! rumqttd's defaults do not suit a tournament hall (see
 //! `docs/mqtt.md`, "The embedded broker"), so it is configured here: payloads
@@ -82,7 +86,7 @@ pub async fn start(listen: SocketAddr, ws_listen: Option<SocketAddr>) -> Result<
     Ok(EmbeddedBroker { listen, ws_listen })
 }
 
-fn check_free(addr: SocketAddr, key: &'static str) -> Result<(), BrokerError> {
+pub(crate) fn check_free(addr: SocketAddr, key: &'static str) -> Result<(), BrokerError> {
     match std::net::TcpListener::bind(addr) {
         Ok(_) => Ok(()),
         Err(source) if source.kind() == std::io::ErrorKind::AddrInUse => Err(BrokerError::InUse { addr, key }),
@@ -90,7 +94,7 @@ fn check_free(addr: SocketAddr, key: &'static str) -> Result<(), BrokerError> {
     }
 }
 
-async fn wait_listening(addr: SocketAddr) -> Result<(), BrokerError> {
+pub(crate) async fn wait_listening(addr: SocketAddr) -> Result<(), BrokerError> {
     let target = if addr.ip().is_unspecified() { SocketAddr::new([127, 0, 0, 1].into(), addr.port()) } else { addr };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while tokio::time::Instant::now() < deadline {

@@ -4,6 +4,7 @@ pub mod capture;
 pub mod config;
 pub mod event;
 pub mod game;
+pub mod lichess;
 pub mod names;
 pub mod operator;
 pub mod protocol;

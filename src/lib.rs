@@ -2,6 +2,7 @@
 pub mod alert;
 pub mod capture;
 pub mod config;
+pub mod deliver;
 pub mod event;
 pub mod game;
 pub mod lichess;

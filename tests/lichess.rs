@@ -369,7 +369,7 @@ fn pgn_is_served_over_http_as_the_files_have_it_with_etags() {
     }
     let (status, headers, body) = served;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(pgn_moves(&body), [expected.clone()]);
+    assert_eq!(pgn_moves(&body), [expected]);
     // The game is over: every move is completed, and the URL gives what
     // the files have.
     assert_eq!(body, hall.round_pgn("event", "1"));

@@ -216,8 +216,7 @@ pub(crate) async fn serve(
         lichess: plan.lichess,
         feed: started.as_ref().map(|s| (s.items.clone(), s.topics.clone())),
     };
-    let deliverer =
-        tokio::spawn(deliver::run(delivery, deliver_rx).instrument(tracing::info_span!("deliver")));
+    let deliverer = tokio::spawn(deliver::run(delivery, deliver_rx).instrument(tracing::info_span!("deliver")));
     let (pgn_tx, pgn_rx) = mpsc::unbounded_channel();
     let pgn_writer = tokio::spawn(
         pgn::run(plan.pgn_dir.clone(), pgn_rx, delivering.then_some(deliver_tx))

@@ -551,6 +551,79 @@ mod tests {
         );
     }
 
+    /// What a push's answer is, in the property below.
+    #[derive(Clone, Copy, Debug)]
+    enum Outcome {
+        Ok,
+        Refused(u16),
+        Failed,
+    }
+
+    proptest::proptest! {
+        /// Any interleaving of changes to three rounds, answers and passing
+        /// time: never two pushes at once, a round never pushed again within
+        /// the interval after a success, every push carries the round's
+        /// latest games, and once lichess answers again the latest games
+        /// of every round arrive.
+        #[test]
+        fn any_interleaving_keeps_the_rules(
+            steps in proptest::collection::vec((0u8..3, 0u64..1500, 0u8..6, proptest::bool::ANY), 1..120)
+        ) {
+            let interval = 2 * SECOND;
+            let mut p = Pusher::new(interval);
+            let mut now = Timestamp::ZERO;
+            let mut latest: BTreeMap<String, String> = BTreeMap::new();
+            let mut arrived: BTreeMap<String, String> = BTreeMap::new();
+            let mut sent: BTreeMap<String, Timestamp> = BTreeMap::new();
+            let mut under_way: Option<PushRequest> = None;
+            let outcomes = [Outcome::Ok, Outcome::Ok, Outcome::Refused(429), Outcome::Refused(502), Outcome::Failed, Outcome::Refused(401)];
+            for (i, (round, wait_ms, outcome, change)) in steps.into_iter().enumerate() {
+                let id = format!("round00{round}");
+                now = now + Duration::from_millis(wait_ms);
+                if change {
+                    let games = games(1, &format!("{{{i}}}"));
+                    latest.insert(id.clone(), games.concat());
+                    p.handle_change(now, &id, &games);
+                }
+                if let Some(request) = under_way.take() {
+                    match outcomes[outcome as usize] {
+                        Outcome::Ok => {
+                            p.handle_response(now, 200, None, &ok_body(1));
+                            arrived.insert(request.round, request.body);
+                        }
+                        Outcome::Refused(status) => p.handle_response(now, status, None, ""),
+                        Outcome::Failed => p.handle_failure(now, "connection refused"),
+                    }
+                }
+                if let Some(request) = p.poll_request(now) {
+                    proptest::prop_assert!(p.poll_request(now).is_none(), "two at once");
+                    proptest::prop_assert_eq!(Some(&request.body), latest.get(&request.round));
+                    // With back-offs of at least the interval, any two
+                    // pushes of a round are an interval apart.
+                    if let Some(before) = sent.insert(request.round.clone(), now) {
+                        proptest::prop_assert!(before + interval <= now, "pushed again after {:?}", now.saturating_since(before));
+                    }
+                    under_way = Some(request);
+                }
+            }
+            // lichess answers again: everything arrives, in bounded time.
+            if let Some(request) = under_way.take() {
+                p.handle_response(now, 200, None, &ok_body(1));
+                arrived.insert(request.round, request.body);
+            }
+            let mut pushes = 0;
+            while let Some(t) = p.poll_timeout() {
+                let request = p.poll_request(t.max(now)).unwrap();
+                now = t.max(now);
+                p.handle_response(now, 200, None, &ok_body(1));
+                arrived.insert(request.round, request.body);
+                pushes += 1;
+                proptest::prop_assert!(pushes <= 3, "each round at most once more");
+            }
+            proptest::prop_assert_eq!(arrived, latest);
+        }
+    }
+
     #[test]
     fn answers_without_a_push_under_way_are_ignored() {
         let mut p = Pusher::new(SECOND);

@@ -103,7 +103,10 @@ pub fn write_pgn_with(record: &GameRecord, plies: Plies, out: &mut String) {
             emit(&comment, &mut line, out);
         }
     }
+    // A mate says itself (`#`); other reasons the word leaves out are
+    // said in a comment.
     if let Some(r) = record.result
+        && r.termination != super::record::Termination::Checkmate
         && r.termination.describe() != r.termination.pgn_tag()
     {
         emit(&format!("{{{}}}", r.termination.describe()), &mut line, out);
@@ -243,7 +246,7 @@ mod tests {
     #[test]
     fn termination_is_a_standard_word_with_the_reason_in_a_comment() {
         for (termination, tag, comment) in [
-            (Termination::Checkmate, "normal", Some("checkmate")),
+            (Termination::Checkmate, "normal", None),
             (Termination::Resignation, "normal", Some("resignation")),
             (Termination::Agreement, "normal", Some("agreement")),
             (Termination::ResultGesture, "normal", Some("result gesture")),

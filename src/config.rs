@@ -8,7 +8,7 @@
 //! files. Every key carries its unit (`settle_ms`), and a wrong value is
 //! reported with its key, the value and what is accepted.
 
-use std::{net::SocketAddr, path::PathBuf, time::Duration};
+use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, time::Duration};
 
 use serde::Deserialize;
 
@@ -49,6 +49,8 @@ pub struct Config {
     pub log: LogConfig,
     /// Operator commands.
     pub operator: OperatorConfig,
+    /// Pushing rounds to lichess broadcasts.
+    pub lichess: LichessConfig,
     /// The boards.
     #[serde(default)]
     pub boards: Vec<BoardConfig>,
@@ -120,6 +122,42 @@ pub struct OperatorConfig {
     /// The operator key (created by the daemon when missing; read by
     /// `boardcast ctl`).
     pub key_file: PathBuf,
+}
+
+/// `[lichess]`: see `config/default.toml`. Holds the token file's path,
+/// never the token.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct LichessConfig {
+    pub url: String,
+    pub token_file: PathBuf,
+    pub interval_ms: u64,
+    /// The daemon's round (or `<event>/<round>`) → the lichess round id.
+    #[serde(default)]
+    pub rounds: BTreeMap<String, String>,
+}
+
+/// Pushing to lichess, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lichess {
+    /// The base address, without a trailing `/` (`https://lichess.org`).
+    pub url: String,
+    /// The file holding the API token.
+    pub token_file: PathBuf,
+    /// A round is pushed at most once per this.
+    pub interval: Duration,
+    /// The daemon's round (or `<event>/<round>`) → the lichess round id.
+    pub rounds: BTreeMap<String, String>,
+}
+
+impl Lichess {
+    /// The lichess round id of the games of `event` and `round` (their PGN
+    /// tags), if they are pushed: `"<event>/<round>"` first, then
+    /// `"<round>"`.
+    pub fn round_id(&self, event: &str, round: &str) -> Option<&str> {
+        self.rounds.get(&format!("{event}/{round}")).or_else(|| self.rounds.get(round)).map(String::as_str)
+    }
 }
 
 /// `[log]`: see `config/default.toml`.
@@ -676,6 +714,53 @@ impl Config {
 }
 
 impl Config {
+    /// Pushing to lichess (`None`: no round has a lichess id).
+    ///
+    /// # Errors
+    ///
+    /// A URL that is not http(s), a zero interval, or a round id that is
+    /// not one (lichess round ids are 8 letters and digits).
+    pub fn lichess(&self) -> Result<Option<Lichess>, ConfigError> {
+        let l = &self.lichess;
+        if l.rounds.is_empty() {
+            return Ok(None);
+        }
+        let url = l.url.trim().trim_end_matches('/');
+        let host = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+        if host.is_none_or(|h| h.is_empty() || h.contains('@')) {
+            return Err(error(
+                "lichess.url".into(),
+                &quoted(&l.url),
+                "an https:// (or http://) address without user name, such as \"https://lichess.org\"",
+            ));
+        }
+        if l.interval_ms < 100 {
+            return Err(error(
+                "lichess.interval_ms".into(),
+                &l.interval_ms.to_string(),
+                "at least 100 milliseconds between two pushes of a round (2000 suits lichess)",
+            ));
+        }
+        for (round, id) in &l.rounds {
+            if round.trim().is_empty() {
+                return Err(error("lichess.rounds".into(), "\"\"", "a round name, such as \"1\" = \"abcdefgh\""));
+            }
+            if id.len() != 8 || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(error(
+                    format!("lichess.rounds.{round:?}"),
+                    &quoted(id),
+                    "the lichess round id: the 8 letters and digits after the round's name in its address (https://lichess.org/broadcast/<tournament>/<round>/<round id>)",
+                ));
+            }
+        }
+        Ok(Some(Lichess {
+            url: url.to_owned(),
+            token_file: l.token_file.clone(),
+            interval: Duration::from_millis(l.interval_ms),
+            rounds: l.rounds.clone(),
+        }))
+    }
+
     /// The display pages' server (`None`: not served).
     ///
     /// # Errors
@@ -1022,6 +1107,35 @@ mod tests {
              [[boards]]\nname = \"b2\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nboard = \"7\"\n",
         );
         assert!(clash.boards().unwrap_err().to_string().starts_with("boards[1].board = \"7\": a label no other board"));
+    }
+
+    #[test]
+    fn lichess_rounds_urls_and_intervals_are_checked() {
+        assert_eq!(parse("").lichess().unwrap(), None);
+        let with = |rounds: &[(&str, &str)]| {
+            let mut config = parse("");
+            config.lichess.rounds = rounds.iter().map(|(r, id)| ((*r).to_owned(), (*id).to_owned())).collect();
+            config
+        };
+        let ok = with(&[("1", "abcdEF12"), ("Open B/1", "zyxwvu98")]).lichess().unwrap().unwrap();
+        assert_eq!(ok.url, "https://lichess.org");
+        assert_eq!(ok.interval, Duration::from_millis(2000));
+        assert_eq!(ok.round_id("Open A", "1"), Some("abcdEF12"));
+        assert_eq!(ok.round_id("Open B", "1"), Some("zyxwvu98"));
+        assert_eq!(ok.round_id("Open A", "2"), None);
+        let bad_id = with(&[("1", "abc")]).lichess().unwrap_err().to_string();
+        assert!(bad_id.starts_with("lichess.rounds.\"1\" = \"abc\": the lichess round id"), "{bad_id}");
+        let mut bad_url = with(&[("1", "abcdefgh")]);
+        bad_url.lichess.url = "lichess.org".into();
+        let got = bad_url.lichess().unwrap_err().to_string();
+        assert!(got.starts_with("lichess.url = \"lichess.org\": an https://"), "{got}");
+        let mut bad_interval = with(&[("1", "abcdefgh")]);
+        bad_interval.lichess.interval_ms = 0;
+        let got = bad_interval.lichess().unwrap_err().to_string();
+        assert!(got.starts_with("lichess.interval_ms = 0: at least 100"), "{got}");
+        // The configuration says where the token is, never what it is.
+        let debug = format!("{:?}", parse("").lichess);
+        assert!(debug.contains("token_file"), "{debug}");
     }
 
     #[test]

@@ -136,7 +136,8 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
         "[Black \"Caruana, Fabiano\"]",
         "[Annotator \"boardcast\"]",
         "[Result \"1/2-1/2\"]",
-        "[Termination \"agreement\"]",
+        "[Termination \"normal\"]",
+        "{agreement} 1/2-1/2",
         "{entered by the operator}",
     ] {
         assert!(pgn.contains(expected), "{expected} in {pgn}");

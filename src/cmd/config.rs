@@ -52,6 +52,11 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let boards = config.boards().map_err(in_sources)?;
     let reconstruction = config.reconstructor().map_err(in_sources)?;
     config.link().map_err(in_sources)?;
+    let lichess = config.lichess().map_err(in_sources)?;
+    if let Some(lichess) = &lichess {
+        boardcast::shell::lichess::read_token(&lichess.token_file, &lichess.url)
+            .map_err(|e| anyhow!("{e} (configuration read from {sources})"))?;
+    }
     outln!("configuration read from {sources}: no problems found");
     outln!();
     if boards.is_empty() {
@@ -121,6 +126,30 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             http.listen
         ),
         None => outln!("display pages: not served (http.enabled = false)"),
+    }
+    let delay = match config.mqtt.public_delay_s {
+        0 => String::new(),
+        s => format!(", {s} s behind the boards (mqtt.public_delay_s)"),
+    };
+    if let Some(http) = config.http().map_err(in_sources)? {
+        outln!(
+            "PGN over HTTP: http://{}/pgn/<event>/round-<round>/games.pgn, completed moves only{delay}",
+            http.listen
+        );
+    }
+    match &lichess {
+        None => outln!("lichess: nothing pushed (no round in [lichess.rounds])"),
+        Some(lichess) => {
+            let rounds: Vec<String> =
+                lichess.rounds.iter().map(|(round, id)| format!("round {round} → {id}")).collect();
+            outln!(
+                "lichess: {} pushed to {} at most every {} ms, completed moves only{delay}; token read from {}",
+                rounds.join(", "),
+                lichess.url,
+                lichess.interval.as_millis(),
+                lichess.token_file.display()
+            );
+        }
     }
     outln!(
         "judging: settle {} ms, touch {} ms, out of sync after {} ms, result gesture held {} ms, \

@@ -156,6 +156,8 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             queue_limit: 100_000,
         }),
         http: Some(Http { listen: http_listen, broker_ws_url: None }),
+        public_delay: Duration::from_secs(args.public_delay_s),
+        lichess: None,
     };
     operator_account(&dir)?;
     super::logging::init(super::logging::LogFormat::Text, "info");

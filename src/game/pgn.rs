@@ -5,10 +5,16 @@
 //! tags, then `Variant`/`SetUp`/`FEN` for Chess960 and set-up positions.
 //! Moves are standard English SAN, each completed move followed by
 //! `{[%clk h:mm:ss]}` when the clock was read. A move that is only made (the
-//! last one, before the clock is pressed) is written too: it is on the board,
-//! and a later amendment rewrites the file. An illegal move that stood under
-//! A.5.2 is written as a scoresheet would write it, with a comment saying so;
-//! PGN readers that check legality stop there, which is the honest outcome.
+//! last one, before the clock is pressed) is written to the PGN files (it is
+//! on the board, and a later amendment rewrites the file) but not to the PGN
+//! delivered to broadcast sites ([`Plies::Completed`]): a relay such as
+//! lichess keeps every move it has seen, so a made move replaced before
+//! completion would stay there as a variation. An illegal move that stood
+//! under A.5.2 is written as a scoresheet would write it, with a comment
+//! saying so; PGN readers that check legality stop there, which is the honest
+//! outcome. `Termination` holds one of the standard's words (`normal`, `time
+//! forfeit`, `abandoned`, `adjudication`); the reason, when the word does not
+//! say it, is a comment before the result (`{resignation} 1-0`).
 
 use std::fmt::Write as _;
 
@@ -18,8 +24,26 @@ use super::record::{GameRecord, MoveStatus, Ply, PlyMove};
 
 const ROSTER: [&str; 7] = ["Event", "Site", "Date", "Round", "White", "Black", "Result"];
 
+/// Which moves go into a game's PGN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Plies {
+    /// Every move on the record, a made (not yet completed) last one
+    /// included: the PGN files and the MQTT feed.
+    #[default]
+    All,
+    /// Completed moves only: PGN delivered to broadcast sites, which never
+    /// forget a move they were sent.
+    Completed,
+}
+
 /// Writes one game as PGN, ending with a blank line.
 pub fn write_pgn(record: &GameRecord, out: &mut String) {
+    write_pgn_with(record, Plies::All, out);
+}
+
+/// Writes one game as PGN with the moves `plies` says, ending with a blank
+/// line.
+pub fn write_pgn_with(record: &GameRecord, plies: Plies, out: &mut String) {
     let result = record.result.map_or("*", |r| r.pgn());
     for name in ROSTER {
         let value = match name {
@@ -43,7 +67,7 @@ pub fn write_pgn(record: &GameRecord, out: &mut String) {
         push_tag(out, "FEN", &fen.to_string());
     }
     if let Some(r) = record.result {
-        push_tag(out, "Termination", r.termination.describe());
+        push_tag(out, "Termination", r.termination.pgn_tag());
     }
     out.push('\n');
     let mut line = String::new();
@@ -59,7 +83,11 @@ pub fn write_pgn(record: &GameRecord, out: &mut String) {
         line.push_str(token);
     };
     let mut after_comment = false;
-    for (index, ply) in record.plies.iter().enumerate() {
+    let shown = match plies {
+        Plies::All => &record.plies[..],
+        Plies::Completed => &record.plies[..record.completed_plies()],
+    };
+    for (index, ply) in shown.iter().enumerate() {
         let (number, side) = record.move_number(index);
         // A Black move gets its number when it does not follow White's
         // move directly (first move of the game, or after a comment).
@@ -74,6 +102,14 @@ pub fn write_pgn(record: &GameRecord, out: &mut String) {
         if let Some(comment) = comment {
             emit(&comment, &mut line, out);
         }
+    }
+    // A mate says itself (`#`); other reasons the word leaves out are
+    // said in a comment.
+    if let Some(r) = record.result
+        && r.termination != super::record::Termination::Checkmate
+        && r.termination.describe() != r.termination.pgn_tag()
+    {
+        emit(&format!("{{{}}}", r.termination.describe()), &mut line, out);
     }
     emit(result, &mut line, out);
     out.push_str(&line);
@@ -182,9 +218,10 @@ mod tests {
         assert_eq!(
             pgn,
             "[Event \"?\"]\n[Site \"?\"]\n[Date \"????.??.??\"]\n[Round \"3\"]\n[White \"Anna \\\"A\\\"\"]\n[Black \"?\"]\n\
-             [Result \"1/2-1/2\"]\n[TimeControl \"180+2\"]\n[Termination \"entered by the operator\"]\n\n\
+             [Result \"1/2-1/2\"]\n[TimeControl \"180+2\"]\n[Termination \"adjudication\"]\n\n\
              1. e4 {[%clk 0:03:00]} 1... e5 {[%clk 0:02:58]} 2. Nf3 {[%clk 0:02:57]}\n\
-             2... Nc6 {[%clk 0:02:55]} 3. Bb5 {[%clk 0:02:54]} 1/2-1/2\n\n"
+             2... Nc6 {[%clk 0:02:55]} 3. Bb5 {[%clk 0:02:54]} {entered by the operator}\n\
+             1/2-1/2\n\n"
         );
     }
 
@@ -195,6 +232,40 @@ mod tests {
         record.push(m, Timestamp::ZERO, false);
         let pgn = to_pgn(&record);
         assert!(pgn.ends_with("\n\n1. d4 {[%clk 0:03:00]} 1... d5 *\n\n"), "{pgn}");
+        // Delivered to a broadcast site, the made move waits for its
+        // completion.
+        let mut delivered = String::new();
+        write_pgn_with(&record, Plies::Completed, &mut delivered);
+        assert!(delivered.ends_with("\n\n1. d4 {[%clk 0:03:00]} *\n\n"), "{delivered}");
+        record.complete_last(Timestamp::ZERO);
+        delivered.clear();
+        write_pgn_with(&record, Plies::Completed, &mut delivered);
+        assert!(delivered.ends_with("\n\n1. d4 {[%clk 0:03:00]} 1... d5 *\n\n"), "{delivered}");
+    }
+
+    #[test]
+    fn termination_is_a_standard_word_with_the_reason_in_a_comment() {
+        for (termination, tag, comment) in [
+            (Termination::Checkmate, "normal", None),
+            (Termination::Resignation, "normal", Some("resignation")),
+            (Termination::Agreement, "normal", Some("agreement")),
+            (Termination::ResultGesture, "normal", Some("result gesture")),
+            (Termination::TimeForfeit, "time forfeit", None),
+            (Termination::BothFlagsFallen, "time forfeit", Some("both flags fell")),
+            (Termination::Forfeit, "abandoned", Some("forfeit")),
+            (Termination::Operator, "adjudication", Some("entered by the operator")),
+        ] {
+            let mut record = game("e4 e5");
+            record.result = Some(GameResult { outcome: KnownOutcome::Draw, termination });
+            let pgn = to_pgn(&record);
+            assert!(pgn.contains(&format!("[Termination \"{tag}\"]")), "{pgn}");
+            let movetext = pgn.split("\n\n").nth(1).unwrap().replace('\n', " ");
+            match comment {
+                Some(comment) => assert!(movetext.ends_with(&format!(" {{{comment}}} 1/2-1/2")), "{pgn}"),
+                None => assert!(movetext.ends_with("{[%clk 0:02:58]} 1/2-1/2"), "{pgn}"),
+            }
+            assert_eq!(crate::synth::read_games(&pgn).unwrap().len(), 1, "{pgn}");
+        }
     }
 
     #[test]

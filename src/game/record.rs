@@ -180,6 +180,29 @@ impl Termination {
     }
 }
 
+impl Termination {
+    /// The PGN `Termination` tag's value, one of the standard's words that
+    /// broadcast relays and databases accept: `normal` (the game ended on
+    /// the board or by the players), `time forfeit`, `abandoned` (a
+    /// forfeit) or `adjudication` (the arbiter's decision). What the word
+    /// leaves out goes into a comment ([`Self::describe`]).
+    pub const fn pgn_tag(self) -> &'static str {
+        match self {
+            Self::Checkmate
+            | Self::Stalemate
+            | Self::DeadPosition
+            | Self::FivefoldRepetition
+            | Self::SeventyFiveMoves
+            | Self::ResultGesture
+            | Self::Resignation
+            | Self::Agreement => "normal",
+            Self::TimeForfeit | Self::TimeForfeitDraw | Self::BothFlagsFallen => "time forfeit",
+            Self::Forfeit => "abandoned",
+            Self::Operator => "adjudication",
+        }
+    }
+}
+
 impl GameResult {
     /// The PGN result: `1-0`, `0-1` or `1/2-1/2`.
     pub fn pgn(&self) -> &'static str {

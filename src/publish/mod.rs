@@ -20,6 +20,7 @@ pub mod board;
 pub mod commands;
 pub mod guard;
 pub mod hub;
+pub mod notices;
 pub mod outbox;
 pub mod render;
 pub mod topics;

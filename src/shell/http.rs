@@ -1,9 +1,16 @@
-//! The display pages' HTTP server: the pages and their assets, compiled
-//! into the binary (halls are often offline), and `/config.json`, which
-//! tells the pages where the WebSocket broker is. It serves files only; the
-//! pages read the feed from the broker themselves.
+//! The daemon's HTTP server: the display pages and their assets, compiled
+//! into the binary (halls are often offline), `/config.json`, which tells
+//! the pages where the WebSocket broker is, and the delivered PGN under
+//! `/pgn/` (the [`Shelf`]), for relays that poll a URL. It serves what it
+//! holds only: the pages read the feed from the broker themselves, and a PGN
+//! path is looked up by name, never in the file system.
 
-use std::{convert::Infallible, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap,
+    convert::Infallible,
+    sync::{Arc, RwLock},
+    time::{Duration, SystemTime},
+};
 
 use http_body_util::Full;
 use hyper::{
@@ -14,6 +21,7 @@ use hyper::{
     service::service_fn,
 };
 use hyper_util::rt::TokioIo;
+use sha2::Digest as _;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -46,9 +54,56 @@ const ASSETS: &[Asset] = &[
     asset!("/licences/mqtt.js.txt", "mqtt.js-LICENSE.txt", "text/plain; charset=utf-8"),
 ];
 
+/// One PGN file as served.
+#[derive(Clone, Debug)]
+struct Served {
+    body: Bytes,
+    /// A strong validator: a digest of the body.
+    etag: String,
+    /// When the body last changed, as an HTTP date.
+    modified: String,
+}
+
+/// The delivered PGN files, by path below `/pgn/` (`Open-A/round-3/games.pgn`).
+#[derive(Debug, Default)]
+pub struct Shelf {
+    files: RwLock<BTreeMap<String, Served>>,
+}
+
+impl Shelf {
+    /// Puts a round's files on the shelf (paths below `/pgn/`, all in
+    /// `folder`), and takes off the folder's files that are no longer in
+    /// it (a board's game moved to another round). A file whose text did
+    /// not change keeps its validators.
+    pub fn put_round(&self, folder: &str, files: Vec<(String, String)>, now: SystemTime) {
+        let mut shelf = self.files.write().expect("not poisoned");
+        let prefix = format!("{folder}/");
+        let keep: Vec<&String> = files.iter().map(|(path, _)| path).collect();
+        shelf.retain(|path, _| !path.starts_with(&prefix) || keep.contains(&path));
+        for (path, text) in files {
+            if shelf.get(&path).is_some_and(|served| served.body == text.as_bytes()) {
+                continue;
+            }
+            let digest = sha2::Sha256::digest(text.as_bytes());
+            let etag = format!("\"{}\"", digest[..12].iter().map(|b| format!("{b:02x}")).collect::<String>());
+            shelf.insert(path, Served { body: Bytes::from(text), etag, modified: http_date(now) });
+        }
+    }
+
+    /// The text of the file at `path` (below `/pgn/`), if it is served.
+    pub fn get(&self, path: &str) -> Option<String> {
+        let shelf = self.files.read().expect("not poisoned");
+        shelf.get(path).map(|served| String::from_utf8_lossy(&served.body).into_owned())
+    }
+
+    fn served(&self, path: &str) -> Option<Served> {
+        self.files.read().expect("not poisoned").get(path).cloned()
+    }
+}
+
 /// Serves the pages on `listener` until `shutdown`. `config` is the body of
-/// `/config.json`.
-pub async fn serve(listener: TcpListener, config: Arc<str>, shutdown: CancellationToken) {
+/// `/config.json`; `shelf` holds the PGN served under `/pgn/`.
+pub async fn serve(listener: TcpListener, config: Arc<str>, shelf: Arc<Shelf>, shutdown: CancellationToken) {
     loop {
         let stream = tokio::select! {
             () = shutdown.cancelled() => return,
@@ -62,10 +117,10 @@ pub async fn serve(listener: TcpListener, config: Arc<str>, shutdown: Cancellati
                 }
             },
         };
-        let (config, shutdown) = (config.clone(), shutdown.clone());
+        let (config, shelf, shutdown) = (config.clone(), shelf.clone(), shutdown.clone());
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<Incoming>| {
-                let response = respond(request.method(), request.uri().path(), &config);
+                let response = respond(&request, &config, &shelf);
                 async move { Ok::<_, Infallible>(response) }
             });
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
@@ -78,9 +133,15 @@ pub async fn serve(listener: TcpListener, config: Arc<str>, shutdown: Cancellati
 }
 
 /// The answer to one request.
-fn respond(method: &Method, path: &str, config: &str) -> Response<Full<Bytes>> {
+fn respond<B>(request: &Request<B>, config: &str, shelf: &Shelf) -> Response<Full<Bytes>> {
+    let method = request.method();
+    let path = request.uri().path();
     if method != Method::GET && method != Method::HEAD {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
+    }
+    if let Some(rest) = path.strip_prefix("/pgn/") {
+        let if_none_match = request.headers().get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok());
+        return pgn(method, rest, if_none_match, shelf);
     }
     let (content_type, body) = if path == "/config.json" {
         ("application/json", Bytes::from(config.to_owned()))
@@ -99,6 +160,88 @@ fn respond(method: &Method, path: &str, config: &str) -> Response<Full<Bytes>> {
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
 
+/// A delivered PGN file: `rest` is the path below `/pgn/`, still
+/// percent-encoded.
+fn pgn(method: &Method, rest: &str, if_none_match: Option<&str>, shelf: &Shelf) -> Response<Full<Bytes>> {
+    let Some(name) = percent_decoded(rest) else {
+        return plain(StatusCode::BAD_REQUEST, "not a path: bad percent-encoding");
+    };
+    // Names on the shelf are made safe when they are written; a request
+    // that could mean another folder is refused before it is looked up.
+    if name.split('/').any(|part| part.is_empty() || part == "." || part == "..")
+        || name.chars().any(|c| c == '\\' || c.is_control())
+    {
+        return plain(StatusCode::BAD_REQUEST, "refused: a name that could leave its folder");
+    }
+    let Some(served) = shelf.served(&name) else {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "no such PGN: /pgn/<event>/round-<round>/games.pgn or game-<board>.pgn (docs/delivery.md)",
+        );
+    };
+    let matches = if_none_match.is_some_and(|tags| {
+        tags.split(',').map(|t| t.trim().trim_start_matches("W/")).any(|t| t == "*" || t == served.etag)
+    });
+    let builder = Response::builder()
+        .header(header::ETAG, &served.etag)
+        .header(header::LAST_MODIFIED, &served.modified)
+        // Relays poll: they must ask every time, and may use the ETag.
+        .header(header::CACHE_CONTROL, "no-cache")
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    let response = if matches {
+        builder.status(StatusCode::NOT_MODIFIED).body(Full::new(Bytes::new()))
+    } else {
+        let body = if method == Method::HEAD { Bytes::new() } else { served.body };
+        builder.header(header::CONTENT_TYPE, "application/x-chess-pgn; charset=utf-8").body(Full::new(body))
+    };
+    response.unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// `%XX` escapes decoded; `None` when one is malformed or the result is not
+/// UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// An HTTP date (RFC 9110 IMF-fixdate): `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn http_date(at: SystemTime) -> String {
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        WEEKDAYS[(days % 7) as usize],
+        MONTHS[(month - 1) as usize],
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
 fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
     *response.status_mut() = status;
@@ -109,15 +252,89 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
 mod tests {
     use super::*;
 
+    fn request(method: Method, path: &str, if_none_match: Option<&str>) -> Request<()> {
+        let mut builder = Request::builder().method(method).uri(path);
+        if let Some(tag) = if_none_match {
+            builder = builder.header(header::IF_NONE_MATCH, tag);
+        }
+        builder.body(()).unwrap()
+    }
+
+    fn get(path: &str, shelf: &Shelf) -> Response<Full<Bytes>> {
+        respond(&request(Method::GET, path, None), "{}", shelf)
+    }
+
     #[test]
     fn every_page_and_the_configuration_are_served_and_nothing_else() {
+        let shelf = Shelf::default();
         for asset in ASSETS {
-            let response = respond(&Method::GET, asset.path, "{}");
+            let response = get(asset.path, &shelf);
             assert_eq!(response.status(), StatusCode::OK, "{}", asset.path);
         }
-        let config = respond(&Method::GET, "/config.json", "{\"root\":\"bc\"}");
+        let config = respond(&request(Method::GET, "/config.json", None), "{\"root\":\"bc\"}", &shelf);
         assert_eq!(config.headers()[header::CONTENT_TYPE], "application/json");
-        assert_eq!(respond(&Method::GET, "/../Cargo.toml", "{}").status(), StatusCode::NOT_FOUND);
-        assert_eq!(respond(&Method::POST, "/", "{}").status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(get("/../Cargo.toml", &shelf).status(), StatusCode::NOT_FOUND);
+        assert_eq!(respond(&request(Method::POST, "/", None), "{}", &shelf).status(), StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[test]
+    fn pgn_is_served_by_name_with_validators() {
+        let shelf = Shelf::default();
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        shelf.put_round(
+            "Open-A/round-3",
+            vec![
+                ("Open-A/round-3/games.pgn".into(), "[Event \"Open A\"]\n\n*\n\n".into()),
+                ("Open-A/round-3/game-Ålesund.pgn".into(), "[Event \"Open A\"]\n\n*\n\n".into()),
+            ],
+            t0,
+        );
+        let response = get("/pgn/Open-A/round-3/games.pgn", &shelf);
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()[header::LAST_MODIFIED], "Sun, 06 Nov 1994 08:49:37 GMT");
+        let etag = response.headers()[header::ETAG].to_str().unwrap().to_owned();
+        assert!(etag.starts_with('"') && etag.len() == 26, "{etag}");
+        assert_eq!(get("/pgn/Open-A/round-3/game-%C3%85lesund.pgn", &shelf).status(), StatusCode::OK);
+        let again = respond(&request(Method::GET, "/pgn/Open-A/round-3/games.pgn", Some(&etag)), "{}", &shelf);
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+        let other = respond(&request(Method::GET, "/pgn/Open-A/round-3/games.pgn", Some("\"x\"")), "{}", &shelf);
+        assert_eq!(other.status(), StatusCode::OK);
+        // The same text again keeps its validators; a new text gets new ones.
+        let later = t0 + Duration::from_secs(60);
+        shelf.put_round(
+            "Open-A/round-3",
+            vec![("Open-A/round-3/games.pgn".into(), "[Event \"Open A\"]\n\n*\n\n".into())],
+            later,
+        );
+        assert_eq!(get("/pgn/Open-A/round-3/games.pgn", &shelf).headers()[header::ETAG], etag.as_str());
+        // The board that left the round is gone from it.
+        assert_eq!(get("/pgn/Open-A/round-3/game-%C3%85lesund.pgn", &shelf).status(), StatusCode::NOT_FOUND);
+        shelf.put_round(
+            "Open-A/round-3",
+            vec![("Open-A/round-3/games.pgn".into(), "[Event \"Open A\"]\n\n1. e4 *\n\n".into())],
+            later,
+        );
+        let changed = get("/pgn/Open-A/round-3/games.pgn", &shelf);
+        assert_ne!(changed.headers()[header::ETAG], etag.as_str());
+        assert_eq!(changed.headers()[header::LAST_MODIFIED], "Sun, 06 Nov 1994 08:50:37 GMT");
+        for (path, status) in [
+            ("/pgn/Open-A/round-4/games.pgn", StatusCode::NOT_FOUND),
+            ("/pgn/Open-A/../../Cargo.toml", StatusCode::BAD_REQUEST),
+            ("/pgn/Open-A/%2e%2e/%2e%2e/x.pgn", StatusCode::BAD_REQUEST),
+            ("/pgn/Open-A/round-3%2F..%2F..%2Fx", StatusCode::BAD_REQUEST),
+            ("/pgn/Open-A//games.pgn", StatusCode::BAD_REQUEST),
+            ("/pgn/a%5c..%5cb", StatusCode::BAD_REQUEST),
+            ("/pgn/a%00b", StatusCode::BAD_REQUEST),
+            ("/pgn/a%zz", StatusCode::BAD_REQUEST),
+        ] {
+            assert_eq!(get(path, &shelf).status(), status, "{path}");
+        }
+    }
+
+    #[test]
+    fn http_dates_are_imf_fixdates() {
+        assert_eq!(http_date(SystemTime::UNIX_EPOCH), "Thu, 01 Jan 1970 00:00:00 GMT");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400 + 86_399);
+        assert_eq!(http_date(leap), "Tue, 29 Feb 2000 23:59:59 GMT");
     }
 }

@@ -32,6 +32,7 @@ pub mod files;
 pub mod holders;
 pub mod http;
 pub mod key;
+pub mod lichess;
 pub mod mqtt;
 pub mod port;
 pub mod ports;

@@ -1,5 +1,6 @@
-//! Starting the display pages' server: its address, the `/config.json` that
-//! tells the pages where the WebSocket broker is, and the log lines.
+//! Starting the daemon's HTTP server (display pages, delivered PGN): its
+//! address, the `/config.json` that tells the pages where the WebSocket
+//! broker is, and the log lines.
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -9,17 +10,19 @@ use tokio_util::sync::CancellationToken;
 
 use boardcast::{
     config::{BrokerChoice, Embedded, Http, Mqtt, Scheme},
-    shell::http,
+    shell::http::{self, Shelf},
 };
 
 use super::FeedReady;
 
-/// Binds the pages' address and serves them until `shutdown`; returns the
-/// address bound.
+/// Binds the pages' address and serves them, and the PGN on `shelf`, until
+/// `shutdown`; returns the address bound. Without an MQTT feed the pages
+/// have nothing to show, but the PGN is served.
 pub(super) async fn start(
     settings: &Http,
-    mqtt: &Mqtt,
-    ready: &FeedReady,
+    mqtt: Option<&Mqtt>,
+    ready: Option<&FeedReady>,
+    shelf: Arc<Shelf>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(settings.listen).await.with_context(|| {
@@ -29,20 +32,31 @@ pub(super) async fn start(
         )
     })?;
     let address = listener.local_addr().context("the pages' address")?;
-    let broker = broker_for_pages(settings, mqtt);
-    if broker["url"].is_null() && broker["port"].is_null() {
-        tracing::warn!(
-            "http: the display pages cannot reach the broker: set http.broker_ws_url to its WebSocket address (ws://…)"
-        );
-    }
-    let config = json!({"schema": 1, "root": ready.root, "bridges": [ready.bridge_id], "broker": broker});
+    let config = match (mqtt, ready) {
+        (Some(mqtt), Some(ready)) => {
+            let broker = broker_for_pages(settings, mqtt);
+            if broker["url"].is_null() && broker["port"].is_null() {
+                tracing::warn!(
+                    "http: the display pages cannot reach the broker: set http.broker_ws_url to its WebSocket address (ws://…)"
+                );
+            }
+            json!({"schema": 1, "root": ready.root, "bridges": [ready.bridge_id], "broker": broker})
+        }
+        _ => {
+            tracing::warn!(
+                "http: the display pages have no feed to show without MQTT (mqtt.enabled = false); the PGN is served"
+            );
+            json!({"schema": 1, "root": null, "bridges": [], "broker": {"url": null, "host": null, "port": null}})
+        }
+    };
     tracing::info!("http: display pages on http://{address}/ (board, overview, console)");
+    tracing::info!("http: PGN on http://{address}/pgn/<event>/round-<round>/games.pgn and game-<board>.pgn");
     if !address.ip().is_loopback() {
         tracing::warn!(
             "http: the display pages are served beyond this machine, on {address} (they hold no secrets: the broker decides who reads what)"
         );
     }
-    tokio::spawn(http::serve(listener, Arc::from(config.to_string()), shutdown));
+    tokio::spawn(http::serve(listener, Arc::from(config.to_string()), shelf, shutdown));
     Ok(address)
 }
 

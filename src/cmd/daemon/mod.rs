@@ -5,6 +5,7 @@
 //! says the bridge is offline.
 
 mod board;
+mod deliver;
 mod feed;
 mod http;
 mod log;
@@ -25,13 +26,15 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use boardcast::{
-    config::{Board, Config, ConfigError, Http, Mqtt},
+    config::{Board, Config, ConfigError, Http, Lichess, Mqtt},
     protocol::dgt::link::LinkConfig,
     publish::{Item, board::FeedSettings},
     reconstruct::ReconstructorConfig,
     shell::{
         clock::SessionClock,
         driver::Input,
+        http::Shelf,
+        lichess::Token,
         supervise::{Outcome, Patience, Report, supervise},
     },
 };
@@ -54,6 +57,11 @@ pub(crate) struct Plan {
     pub(crate) key_file: PathBuf,
     /// `None`: no display pages (`http.enabled = false`).
     pub(crate) http: Option<Http>,
+    /// How far delivered PGN (HTTP, lichess) is behind the boards: the
+    /// public tree's delay (`mqtt.public_delay_s`).
+    pub(crate) public_delay: Duration,
+    /// `None`: nothing pushed to lichess (no round has an id).
+    pub(crate) lichess: Option<(Lichess, Token)>,
 }
 
 impl Plan {
@@ -81,6 +89,15 @@ impl Plan {
             },
             key_file: config.operator.key_file.clone(),
             http: config.http().map_err(in_sources)?,
+            public_delay: Duration::from_secs(config.mqtt.public_delay_s),
+            lichess: match config.lichess().map_err(in_sources)? {
+                Some(lichess) => {
+                    let token = boardcast::shell::lichess::read_token(&lichess.token_file, &lichess.url)
+                        .map_err(|e| anyhow!("{e} (configuration read from {sources})"))?;
+                    Some((lichess, token))
+                }
+                None => None,
+            },
         })
     }
 }
@@ -199,21 +216,31 @@ pub(crate) async fn serve(
         }
         None => None,
     };
-    match (&plan.http, &plan.mqtt, &mut started) {
-        (Some(http), Some(mqtt), Some(started)) => {
-            started.ready.http = Some(http::start(http, mqtt, &started.ready, shutdown.clone()).await?);
+    let shelf = plan.http.as_ref().map(|_| Arc::new(Shelf::default()));
+    if let (Some(settings), Some(shelf)) = (&plan.http, &shelf) {
+        let ready = started.as_ref().map(|s| &s.ready);
+        let address = http::start(settings, plan.mqtt.as_ref(), ready, shelf.clone(), shutdown.clone()).await?;
+        if let Some(started) = &mut started {
+            started.ready.http = Some(address);
         }
-        (Some(_), _, _) => {
-            tracing::warn!("http: the display pages are not served: they need the MQTT feed (mqtt.enabled)")
-        }
-        _ => {}
     }
     if let Some(started) = &started {
         on_feed(&started.ready);
     }
+    let delivering = shelf.is_some() || plan.lichess.is_some();
+    let (deliver_tx, deliver_rx) = mpsc::unbounded_channel();
+    let delivery = deliver::Delivery {
+        delay: plan.public_delay,
+        shelf,
+        lichess: plan.lichess,
+        feed: started.as_ref().map(|s| (s.items.clone(), s.topics.clone())),
+    };
+    let deliverer = tokio::spawn(deliver::run(delivery, deliver_rx).instrument(tracing::info_span!("deliver")));
     let (pgn_tx, pgn_rx) = mpsc::unbounded_channel();
-    let pgn_writer =
-        tokio::spawn(pgn::run(plan.pgn_dir.clone(), pgn_rx).instrument(tracing::info_span!("pgn", files = "pgn")));
+    let pgn_writer = tokio::spawn(
+        pgn::run(plan.pgn_dir.clone(), pgn_rx, delivering.then_some(deliver_tx))
+            .instrument(tracing::info_span!("pgn", files = "pgn")),
+    );
     let shared = Shared {
         reconstruction: plan.reconstruction,
         link: plan.link,
@@ -250,6 +277,8 @@ pub(crate) async fn serve(
         let _ = router.await;
     }
     let _ = pgn_writer.await;
+    // The PGN writer's end closes delivery; its hold on the feed goes.
+    let _ = deliverer.await;
     if let Some(started) = started {
         started.finish().await;
     }

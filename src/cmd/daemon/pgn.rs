@@ -11,7 +11,9 @@
 //! beside it, then renamed over it) after every change, so a reader polling
 //! the folder never sees half a file. Updates that arrive together are
 //! written once. Boards send only the games that changed (a board with
-//! thousands of games costs no more per change than one with two).
+//! thousands of games costs no more per change than one with two). Every
+//! round written is also handed on for delivery (`deliver.rs`: HTTP and
+//! lichess), as the same files with completed moves only.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -21,6 +23,7 @@ use std::{
 use tokio::sync::mpsc;
 
 use boardcast::{
+    deliver::RoundPgn,
     game::{GameRecord, pgn::write_pgn},
     names::component,
     publish::topics::level,
@@ -41,7 +44,11 @@ pub(super) struct PgnUpdate {
 type Round = (String, String);
 
 /// Writes the folders until every board has stopped.
-pub(super) async fn run(dir: PathBuf, mut updates: mpsc::UnboundedReceiver<PgnUpdate>) {
+pub(super) async fn run(
+    dir: PathBuf,
+    mut updates: mpsc::UnboundedReceiver<PgnUpdate>,
+    deliver: Option<mpsc::UnboundedSender<RoundPgn>>,
+) {
     let mut boards: BTreeMap<String, BTreeMap<u32, GameRecord>> = BTreeMap::new();
     let mut written: BTreeSet<PathBuf> = BTreeSet::new();
     while let Some(update) = updates.recv().await {
@@ -63,6 +70,9 @@ pub(super) async fn run(dir: PathBuf, mut updates: mpsc::UnboundedReceiver<PgnUp
         }
         for round in touched {
             write_round(&dir, &round, &boards, &mut written).await;
+            if let Some(deliver) = &deliver {
+                let _ = deliver.send(delivered(&round, &boards));
+            }
         }
     }
 }
@@ -102,6 +112,17 @@ async fn write_round(
         all.push_str(&text);
     }
     write(&folder.join("games.pgn"), &all, written).await;
+}
+
+/// The round as delivered: the same files, completed moves only.
+fn delivered(round: &Round, boards: &BTreeMap<String, BTreeMap<u32, GameRecord>>) -> RoundPgn {
+    let mut order: Vec<&String> = boards.keys().collect();
+    order.sort_by_key(|label| board_order(label));
+    let games: Vec<(&str, Vec<&GameRecord>)> = order
+        .into_iter()
+        .map(|label| (label.as_str(), boards[label].values().filter(|g| &round_of(g) == round).collect()))
+        .collect();
+    RoundPgn::new(&round.0, &round.1, &games)
 }
 
 /// Boards in number order when their labels are numbers (2 before 10).
@@ -187,7 +208,7 @@ mod tests {
         tx.send(PgnUpdate { board: "b1".into(), games: vec![game("e", "1")] }).unwrap();
         tx.send(PgnUpdate { board: "b2".into(), games: vec![game("e", "1")] }).unwrap();
         drop(tx);
-        run(dir.clone(), rx).await;
+        run(dir.clone(), rx, None).await;
         let kept = dir.join("e/round-1/game-b1.pgn.before-restart");
         assert_eq!(std::fs::read_to_string(&kept).unwrap(), before, "the longer file is kept whole");
         assert!(std::fs::read_to_string(&path).unwrap().len() < before.len());
@@ -217,7 +238,7 @@ mod tests {
         }
         tx.send(PgnUpdate { board: "Ålesund".into(), games: vec![game("Open A", "Round 3.1")] }).unwrap();
         drop(tx);
-        run(dir.clone(), rx).await;
+        run(dir.clone(), rx, None).await;
         let written = files(&top);
         assert!(written.iter().all(|f| f.starts_with("pgn/")), "{written:#?}");
         assert!(!written.is_empty());

@@ -32,7 +32,8 @@ pub enum Role {
     /// everything under the root.
     Operator,
     /// An arbiter's console: reads the live tree (with alerts), the public
-    /// tree and the bridges' status.
+    /// tree, the bridges' status and their notices (a game lichess refused:
+    /// the arbiter is the one to correct it).
     Live,
     /// A display: reads the public tree and the bridges' status.
     Public,
@@ -61,6 +62,7 @@ impl Role {
                 format!("topic read {root}/v1/live/#"),
                 format!("topic read {root}/v1/public/#"),
                 format!("topic read {root}/v1/bridges/+/status"),
+                format!("topic read {root}/v1/bridges/+/notices"),
                 format!("topic read {root}/v1/bridges/+/boards/+/status"),
             ],
             Self::Public => vec![

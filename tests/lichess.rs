@@ -166,7 +166,7 @@ fn config(hall: &Hall, boards: &[&str], mqtt_port: u16, lichess: &FakeLichess) -
     let token_file = hall.dir.join("lichess.token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
     let extra = format!(
-        "[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nlisten = \"127.0.0.1:{mqtt_port}\"\nws_listen = \"\"\n\
+        "[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nlisten = \"127.0.0.1:{mqtt_port}\"\nws_listen = \"\"\nanonymous = \"live\"\n\
          [lichess]\nurl = \"{}\"\ntoken_file = \"{}\"\ninterval_ms = 200\n[lichess.rounds]\n\"1\" = \"{ROUND_ID}\"\n",
         lichess.url(),
         token_file.display()

@@ -21,6 +21,27 @@ use boardcast::{
 pub struct Hall {
     /// The folder.
     pub dir: PathBuf,
+    /// Every daemon and simulated board started here, stopped when the
+    /// hall goes (see the `Drop` below).
+    started: std::sync::Mutex<Vec<u32>>,
+}
+
+/// A test that fails leaves its processes behind unless they are stopped
+/// here: a daemon left running keeps trying its board's path and takes the
+/// pseudo-terminal of the next test that uses the same folder. A process is
+/// killed only if its command line still names this hall's folder (its
+/// number may have been given to another process since it ended).
+impl Drop for Hall {
+    fn drop(&mut self) {
+        let dir = self.dir.to_string_lossy().into_owned();
+        for pid in self.started.lock().map(|p| p.clone()).unwrap_or_default() {
+            let ours = fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&dir));
+            if ours {
+                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            }
+        }
+    }
 }
 
 /// How fast the simulated boards play (times real speed); the daemon's
@@ -33,7 +54,7 @@ impl Hall {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hall-{name}"));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
-        Self { dir }
+        Self { dir, started: std::sync::Mutex::new(Vec::new()) }
     }
 
     /// The link path for board `name`.
@@ -124,7 +145,7 @@ impl Hall {
     /// Starts a simulated board playing `capture` at `link`.
     pub fn simulate(&self, capture: &Path, name: &str, extra: &[&str]) -> Child {
         let log = fs::File::create(self.dir.join(format!("simulate-{name}.log"))).unwrap();
-        Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        let child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
             .args(["simulate", "--capture"])
             .arg(capture)
             .arg("--link")
@@ -134,19 +155,23 @@ impl Hall {
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .unwrap()
+            .unwrap();
+        self.started.lock().unwrap().push(child.id());
+        child
     }
 
     /// Starts the daemon (again: the log of every run goes to `run.log`).
     pub fn run(&self, config: &Path) -> Child {
         let log = fs::OpenOptions::new().create(true).append(true).open(self.dir.join("run.log")).unwrap();
-        Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        let child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
             .args(["run", "--config"])
             .arg(config)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .unwrap()
+            .unwrap();
+        self.started.lock().unwrap().push(child.id());
+        child
     }
 
     /// Adds a broker account with `boardcast accounts add` (the accounts

@@ -580,6 +580,34 @@ impl Config {
                     ));
                 }
             };
+            // Two boards on one port: the second would never open it (the
+            // first holds it exclusively), and one board found twice by
+            // its serial number (leading zeros are often left out) would
+            // be read by whichever asks first.
+            for other in &boards {
+                match (&find, &other.find) {
+                    (FindBoard::Port(a), FindBoard::Port(b)) if a == b => {
+                        return Err(error(
+                            key("port"),
+                            &quoted(&a.display().to_string()),
+                            &format!("a port no other board reads (board {:?} reads it)", other.name),
+                        ));
+                    }
+                    (FindBoard::Serial(a), FindBoard::Serial(b))
+                        if a.trim().trim_start_matches('0') == b.trim().trim_start_matches('0') =>
+                    {
+                        return Err(error(
+                            key("serial"),
+                            &quoted(a),
+                            &format!(
+                                "the serial number of another board (board {:?} has {b:?}, the same board)",
+                                other.name
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
             let event = b.event.as_deref().unwrap_or(&self.broadcast.event);
             let round = b.round.as_deref().unwrap_or(&self.broadcast.round);
             let path = BoardPath::new(event, round, b.board.as_deref().unwrap_or(&b.name));
@@ -596,7 +624,7 @@ impl Config {
             let time_control = b.time_control.as_deref().unwrap_or(&self.broadcast.time_control).trim().to_owned();
             if !time_control.is_empty() && time_control.parse::<TimeControl>().is_err() {
                 return Err(error(
-                    key("time_control"),
+                    if b.time_control.is_some() { key("time_control") } else { "broadcast.time_control".into() },
                     &format!("{time_control:?}"),
                     "a PGN TimeControl such as \"5400+30\" (seconds, + increment), \"40/5400+30:1800+30\" or \"300+2\"",
                 ));
@@ -1060,6 +1088,30 @@ mod tests {
         let mut config = parse("");
         config.mqtt.embedded.listen = "localhost".into();
         assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.listen = \"localhost\""));
+    }
+
+    #[test]
+    fn one_board_twice_is_refused_with_the_key() {
+        let board = |name: &str, find: &str| format!("[[boards]]\nname = \"{name}\"\nprotocol = \"dgt\"\n{find}\n");
+        for (text, message) in [
+            (
+                board("a", "port = \"/dev/ttyUSB0\"") + &board("b", "port = \"/dev/ttyUSB0\""),
+                "boards[1].port = \"/dev/ttyUSB0\": a port no other board reads (board \"a\" reads it)",
+            ),
+            (
+                board("a", "serial = \"3921\"") + &board("b", "serial = \"03921\""),
+                "boards[1].serial = \"03921\": the serial number of another board (board \"a\" has \"3921\"",
+            ),
+        ] {
+            let got = parse(&text).boards().unwrap_err().to_string();
+            assert!(got.contains(message), "{got}");
+        }
+        let mut config = parse(&board("a", "port = \"/dev/a\""));
+        config.broadcast.time_control = "ninety".into();
+        let got = config.boards().unwrap_err().to_string();
+        assert!(got.contains("broadcast.time_control = \"ninety\": a PGN TimeControl"), "{got}");
+        let distinct = board("a", "serial = \"3921\"") + &board("b", "serial = \"39210\"");
+        assert_eq!(parse(&distinct).boards().unwrap().len(), 2);
     }
 
     #[test]

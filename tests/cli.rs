@@ -263,7 +263,12 @@ fn the_printed_defaults_are_a_valid_configuration_and_bad_values_name_their_key(
 fn configuration_layers_defaults_then_the_file_then_the_environment() {
     let dir = scratch("config_layers");
     let file = dir.join("boardcast.toml");
-    fs::write(&file, "[pgn]\ndir = \"/srv/from-file\"\n[recording]\ndir = \"/srv/captures-from-file\"\n").unwrap();
+    fs::write(
+        &file,
+        "[pgn]\ndir = \"/srv/from-file\"\n[recording]\ndir = \"/srv/captures-from-file\"\n\
+         [[boards]]\nname = \"1\"\nprotocol = \"dgt\"\nport = \"/dev/ttyACM0\"\n",
+    )
+    .unwrap();
     let check = |env: &[(&str, &str)]| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_boardcast"));
         command.args(["config", "check", "--config", path(&file)]);
@@ -349,7 +354,9 @@ fn replay_writes_what_the_live_daemon_would_have_published() {
 fn printing_commands_stop_quietly_when_the_reader_goes_away() {
     let dir = scratch("broken_pipe");
     let config = dir.join("default.toml");
-    std::fs::write(&config, boardcast(&["config", "default"]).stdout).unwrap();
+    let mut text = boardcast(&["config", "default"]).stdout;
+    text.extend_from_slice(b"\n[[boards]]\nname = \"1\"\nprotocol = \"dgt\"\nport = \"/dev/ttyACM0\"\n");
+    std::fs::write(&config, text).unwrap();
     let capture = format!("{}/dgt-real-1.jsonl", fixture_dir_str());
     let config_arg = format!("--config={}", path(&config));
     for args in [

@@ -4,7 +4,7 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
 
 use boardcast::config::{DEFAULTS, FindBoard};
@@ -57,11 +57,14 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         boardcast::shell::lichess::read_token(&lichess.token_file, &lichess.url)
             .map_err(|e| anyhow!("{e} (configuration read from {sources})"))?;
     }
+    // `run` refuses a configuration without boards; so does the check.
+    if boards.is_empty() {
+        bail!(
+            "no boards configured (read from {sources}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one"
+        );
+    }
     outln!("configuration read from {sources}: no problems found");
     outln!();
-    if boards.is_empty() {
-        outln!("boards: none (add a [[boards]] table; `boardcast config default` shows one)");
-    }
     for board in &boards {
         let found = match &board.find {
             FindBoard::Port(path) => format!("at {}", path.display()),

@@ -262,3 +262,181 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
 fn hex(text: &str) -> Vec<u8> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
 }
+
+/// Publishes to a broker as the test's stand-in for the daemon's feed.
+fn publisher(runtime: &tokio::runtime::Runtime, port: u16) -> rumqttc::AsyncClient {
+    let mut options = rumqttc::MqttOptions::new("test-feed", "127.0.0.1", port);
+    options.set_max_packet_size(2 << 20, 2 << 20);
+    let (client, mut events) = rumqttc::AsyncClient::new(options, 1000);
+    runtime.spawn(async move {
+        loop {
+            if events.poll().await.is_err() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+    client
+}
+
+#[test]
+fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts_and_notices() {
+    let hall = support::live::Hall::new("displays-feed");
+    let config = hall.config(&["idle"]);
+    let dir = config.parent().unwrap().to_path_buf();
+    let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
+    let Some(broker) = support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else { return };
+    let ws = broker.ws_port.unwrap();
+    // What the daemon publishes for a real board recording with an amended
+    // move (1. … 18. Re1 made, then Raf1 instead), from `replay --mqtt`.
+    let feed_file = dir.join("feed.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["replay", "tests/fixtures/dgt-real/dgt-real-1.jsonl", "--mqtt"])
+        .arg(&feed_file)
+        .arg("--pgn")
+        .arg(dir.join("replay.pgn"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let feed: Vec<Value> = std::fs::read_to_string(&feed_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["topic"].as_str().unwrap().contains("/v1/live/"))
+        .collect();
+    let is_state = |l: &Value| l["topic"].as_str().unwrap().ends_with("/state");
+    let amended =
+        feed.iter().position(|l| l["payload"]["kind"] == "amended").expect("the recording has an amended move");
+    let ply = feed[amended]["payload"]["ply"].as_u64().unwrap();
+    let old = feed[amended]["payload"]["replaces"]["san"].as_str().unwrap().to_owned();
+    let new = feed[amended]["payload"]["san"].as_str().unwrap().to_owned();
+    // Three moments: the move made, the move amended, the move completed.
+    let made = (0..amended).rev().find(|&i| is_state(&feed[i])).unwrap();
+    assert_eq!(feed[made]["payload"]["last_move"]["san"], old.as_str());
+    assert_eq!(feed[made]["payload"]["last_move"]["status"], "made");
+    let amended_state = (amended..feed.len()).find(|&i| is_state(&feed[i])).unwrap();
+    assert_eq!(feed[amended_state]["payload"]["last_move"]["san"], new.as_str());
+    let completed = (amended_state..feed.len())
+        .find(|&i| is_state(&feed[i]) && feed[i]["payload"]["completed_plies"].as_u64().unwrap() >= ply)
+        .unwrap();
+
+    // The daemon serves the pages and tells them the test's broker.
+    let http = free_port();
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[http]\nenabled = false\n",
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\nbroker_ws_url = \"ws://127.0.0.1:{ws}/mqtt\"\n"),
+    );
+    let text = text.replacen(
+        "[reconstruction]",
+        &format!("[mqtt]\nurl = \"mqtt://127.0.0.1:{}\"\nbridge_id = \"hall-pc\"\n[reconstruction]", broker.port),
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served: {}", hall.log());
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let client = publisher(&runtime, broker.port);
+    let mut sent = 0;
+    let mut publish_to = |end: usize| {
+        for l in &feed[sent..=end] {
+            let qos = if l["qos"] == 1 { rumqttc::QoS::AtLeastOnce } else { rumqttc::QoS::AtMostOnce };
+            let payload = l["payload"].to_string();
+            runtime.block_on(client.publish(l["topic"].as_str().unwrap(), qos, l["retain"] == true, payload)).unwrap();
+        }
+        sent = end + 1;
+    };
+    let site = format!("http://127.0.0.1:{http}");
+    let board_page = format!("{site}/board.html?tree=live&event=replay&round=1&board=dgt-real-1");
+    browser.open(&format!("{site}/console.html"));
+    browser.run(
+        "sessionStorage.setItem('boardcast-login', JSON.stringify({username: 'arbiter', password: 'x'})); \
+         sessionStorage.setItem('boardcast-operator-key', '00'.repeat(32));",
+    );
+    // The board page's move `ply` and the console's last move, once the
+    // page shows `san`: [provisional, its title, how many moves of that ply,
+    // the last ply listed].
+    let board_move = |san: &str| {
+        browser.open(&board_page);
+        browser.wait_for(
+            Duration::from_secs(20),
+            &format!(
+                "const li = document.querySelector('#moves li[data-ply=\"{ply}\"]'); \
+                 return li && li.querySelector('.san').textContent == '{san}' && \
+                 [li.classList.contains('provisional'), li.title, document.querySelectorAll('#moves li[data-ply=\"{ply}\"]').length, \
+                  Number(document.querySelector('#moves li:last-child').dataset.ply)]"
+            ),
+        )
+    };
+    let console_move = |san: &str| {
+        browser.open(&format!("{site}/console.html"));
+        browser.wait_for(
+            Duration::from_secs(20),
+            &format!(
+                "const li = document.querySelector('#last-moves li[data-board=\"dgt-real-1\"]'); \
+                 return li && li.querySelector('.san').textContent.endsWith(' {san}') && \
+                 [li.classList.contains('provisional'), li.dataset.status, li.dataset.ply, \
+                  document.querySelectorAll('#last-moves li[data-board=\"dgt-real-1\"]').length]"
+            ),
+        )
+    };
+    let why = "made, not yet completed: the clock has not been pressed (article 6.12)";
+
+    // Made: provisional on both pages.
+    publish_to(made);
+    assert_eq!(board_move(&old), json!([true, why, 1, ply]), "a made move is provisional on the board page");
+    assert_eq!(console_move(&old), json!([true, "made", ply.to_string(), 1]), "and on the console");
+    // Amended: the move shown is replaced, not added to; still provisional.
+    publish_to(amended_state);
+    assert_eq!(board_move(&new), json!([true, why, 1, ply]), "the amended move replaces the made one, none is added");
+    assert_eq!(console_move(&new), json!([true, "made", ply.to_string(), 1]));
+    // Completed: the same move, no longer provisional.
+    publish_to(completed);
+    let shown = board_move(&new);
+    assert_eq!(shown.as_array().unwrap()[..3], [json!(false), json!(""), json!(1)], "a completed move is shown final");
+    // Completed by the clock (not by the next move made): the console's
+    // last move is the same one, final.
+    if feed[completed]["payload"]["last_move"]["ply"] == ply {
+        assert_eq!(console_move(&new), json!([false, "completed", ply.to_string(), 1]));
+    }
+
+    // The console: an alert with its article and board, and a notice of
+    // the bridge (the daemon's words when lichess refused a game).
+    browser.open(&format!("{site}/console.html"));
+    browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
+    let state = &feed[completed]["payload"];
+    let alert = json!({"schema": 1, "boot": state["boot"], "session": state["session"], "ts_ms": state["ts_ms"],
+        "board": "dgt-real-1", "game": state["game"], "seq": state["seq"].as_u64().unwrap() + 1000,
+        "article": "4.3.1", "kind": "touched_own_piece", "severity": "irregularity", "ply": ply, "side": "white",
+        "t_us": 1, "message": "White lifted the rook on a1 first and put it back: possible touch-move breach",
+        "squares": ["a1"], "evidence": [{"t_us": 1, "square": "a1", "piece": null}]});
+    let notice = json!({"schema": 1, "ts_ms": 1_795_259_698_145u64, "kind": "lichess", "severity": "error",
+        "message": "lichess refused the token of broadcast round abc12345 (401): make a new token with the study:write scope and set lichess.token_file"});
+    for (topic, payload) in
+        [("boardcast/v1/live/replay/1/dgt-real-1/alerts", &alert), ("boardcast/v1/bridges/hall-pc/notices", &notice)]
+    {
+        runtime.block_on(client.publish(topic, rumqttc::QoS::AtLeastOnce, false, payload.to_string())).unwrap();
+    }
+    let shown = browser.wait_for(
+        Duration::from_secs(20),
+        "const a = document.querySelector('.alert'); const n = document.querySelector('.notice'); \
+         return a && n && [a.dataset.board, a.querySelector('.kind').textContent, a.querySelector('.message').textContent, \
+                           n.dataset.kind, n.dataset.severity, n.querySelector('.message').textContent]",
+    );
+    assert_eq!(
+        shown,
+        json!([
+            "dgt-real-1",
+            "touched_own_piece (article 4.3.1)",
+            alert["message"],
+            "lichess",
+            "error",
+            notice["message"]
+        ])
+    );
+    assert!(
+        browser.run("return document.querySelector('.alert').textContent").as_str().unwrap().contains("dgt-real-1"),
+        "the alert names its board"
+    );
+    stop(&mut daemon);
+    drop(browser);
+}

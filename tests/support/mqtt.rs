@@ -38,6 +38,8 @@ pub fn wait_listening(port: u16, limit: Duration) -> bool {
 pub struct Mosquitto {
     /// Its MQTT port.
     pub port: u16,
+    /// Its WebSocket port, when started with [`Mosquitto::start_with_websockets`].
+    pub ws_port: Option<u16>,
     dir: PathBuf,
     child: Option<Child>,
 }
@@ -50,6 +52,16 @@ impl Mosquitto {
     /// Mosquitto fails the test, so that "no broker" never passes as "no
     /// loss".
     pub fn start(dir: &Path, persistent: bool) -> Option<Self> {
+        Self::start_with(dir, persistent, None)
+    }
+
+    /// Like [`Mosquitto::start`] (not persistent), with a second listener
+    /// speaking MQTT over WebSocket on a free port, as browsers do.
+    pub fn start_with_websockets(dir: &Path) -> Option<Self> {
+        Self::start_with(dir, false, Some(free_port()))
+    }
+
+    fn start_with(dir: &Path, persistent: bool, ws_port: Option<u16>) -> Option<Self> {
         let binary = mosquitto_binary();
         if Command::new(&binary).arg("-h").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
             let why = format!(
@@ -66,13 +78,16 @@ impl Mosquitto {
             "listener {port} 127.0.0.1\nallow_anonymous true\nlog_dest file {log}\nlog_type all\nmax_queued_messages 100000\n",
             log = dir.join("mosquitto.log").display()
         );
+        if let Some(ws) = ws_port {
+            text.push_str(&format!("listener {ws} 127.0.0.1\nprotocol websockets\n"));
+        }
         if persistent {
             text.push_str(&format!("persistence true\npersistence_location {}/\n", dir.display()));
         } else {
             text.push_str("persistence false\n");
         }
         std::fs::write(&config, text).unwrap();
-        let mut broker = Self { port, dir: dir.to_path_buf(), child: None };
+        let mut broker = Self { port, ws_port, dir: dir.to_path_buf(), child: None };
         broker.launch();
         Some(broker)
     }
@@ -87,6 +102,9 @@ impl Mosquitto {
             .unwrap();
         self.child = Some(child);
         assert!(wait_listening(self.port, Duration::from_secs(10)), "Mosquitto listens on {}", self.port);
+        if let Some(ws) = self.ws_port {
+            assert!(wait_listening(ws, Duration::from_secs(10)), "Mosquitto listens for WebSocket on {ws}");
+        }
     }
 
     /// Stops the broker as a service manager does (SIGTERM: it saves its

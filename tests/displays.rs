@@ -3,8 +3,12 @@
 //! (WebDriver JSON over HTTP), and the rendered pages checked: the board,
 //! its moves and running clock, the overview's boards, and the console's
 //! signed command (its MAC checked here with the `hmac` crate) and its
-//! SHA-256/HMAC module against RFC 4231. Without Chromium the test says so
-//! and passes; under CI (CI=true) it fails.
+//! SHA-256/HMAC module against RFC 4231; then, against a Mosquitto the test
+//! starts and publishes to (the feed `replay --mqtt` makes of a real
+//! recording), a made move shown provisional, its amendment replacing it and
+//! its completion making it final, on the board page and the console, and
+//! the console's alerts and bridge notices. Without Chromium the test says
+//! so and passes; under CI (CI=true) it fails.
 
 mod support;
 
@@ -322,14 +326,11 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
 
     // The daemon serves the pages and tells them the test's broker.
     let http = free_port();
+    let mqtt = format!("[mqtt]\nurl = \"mqtt://127.0.0.1:{}\"\nbridge_id = \"hall-pc\"\n", broker.port);
+    let config = hall.config_with_mqtt(&["idle"], &mqtt);
     let text = std::fs::read_to_string(&config).unwrap().replace(
         "[http]\nenabled = false\n",
         &format!("[http]\nlisten = \"127.0.0.1:{http}\"\nbroker_ws_url = \"ws://127.0.0.1:{ws}/mqtt\"\n"),
-    );
-    let text = text.replacen(
-        "[reconstruction]",
-        &format!("[mqtt]\nurl = \"mqtt://127.0.0.1:{}\"\nbridge_id = \"hall-pc\"\n[reconstruction]", broker.port),
-        1,
     );
     std::fs::write(&config, text).unwrap();
     let mut daemon = hall.run(&config);

@@ -1146,6 +1146,54 @@ mod tests {
     }
 
     #[test]
+    fn tls_files_are_checked_and_named_by_their_key() {
+        let dir = std::env::temp_dir().join(format!("boardcast-config-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cert = dir.join("cert.pem");
+        let key = dir.join("key.pem");
+        std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").unwrap();
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n").unwrap();
+        let (cert, key) = (cert.display().to_string(), key.display().to_string());
+        let embedded = |c: &str, k: &str, broker: &str| {
+            let mut config = parse("");
+            config.mqtt.embedded.tls_cert_file = c.into();
+            config.mqtt.embedded.tls_key_file = k.into();
+            config.mqtt.embedded.broker = broker.into();
+            config.mqtt()
+        };
+        let BrokerChoice::Embedded(e) = embedded(&cert, &key, "auto").unwrap().broker else { panic!() };
+        assert_eq!(e.tls, Some(TlsFiles { cert_file: cert.clone().into(), key_file: key.clone().into() }));
+        for (c, k, broker, message) in [
+            (cert.as_str(), "", "auto", "mqtt.embedded.tls_key_file = \"\": the PEM file with the private key"),
+            ("", key.as_str(), "auto", "mqtt.embedded.tls_cert_file = \"\": the PEM file with"),
+            ("/nonexistent/cert.pem", key.as_str(), "auto", "mqtt.embedded.tls_cert_file = \"/nonexistent/cert.pem\""),
+            (key.as_str(), key.as_str(), "auto", "has no \"-----BEGIN …CERTIFICATE-----\" block"),
+            (cert.as_str(), cert.as_str(), "auto", "mqtt.embedded.tls_key_file"),
+            (cert.as_str(), key.as_str(), "builtin", "mqtt.embedded.broker = \"builtin\": \"mosquitto\" or \"auto\""),
+        ] {
+            let error = embedded(c, k, broker).unwrap_err().to_string();
+            assert!(error.contains(message), "{message}: {error}");
+        }
+        assert!(embedded("/nonexistent/cert.pem", &key, "auto").unwrap_err().to_string().contains("cannot be read"));
+
+        let external = |url: &str, c: &str, k: &str| {
+            let mut config = parse("");
+            config.mqtt.url = url.into();
+            config.mqtt.ca_file = cert.clone();
+            config.mqtt.client_cert_file = c.into();
+            config.mqtt.client_key_file = k.into();
+            config.mqtt()
+        };
+        let BrokerChoice::External(b) = external("mqtts://hall:8883", &cert, &key).unwrap().broker else { panic!() };
+        assert_eq!(b.client_auth, Some(TlsFiles { cert_file: cert.clone().into(), key_file: key.clone().into() }));
+        let error = external("mqtt://hall:1883", &cert, &key).unwrap_err().to_string();
+        assert!(error.starts_with("mqtt.client_cert_file = ") && error.contains("need mqtts:// or wss://"), "{error}");
+        let error = external("wss://hall/mqtt", &cert, "/nonexistent/key.pem").unwrap_err().to_string();
+        assert!(error.starts_with("mqtt.client_key_file = \"/nonexistent/key.pem\""), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn broker_urls_and_mqtt_settings_are_checked() {
         let defaults = parse("").mqtt().unwrap();
         assert_eq!(

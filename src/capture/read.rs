@@ -642,7 +642,8 @@ mod tests {
         let error = CaptureReader::new(&format!("{huge}\n")).unwrap_err();
         assert_eq!(error.line, 1);
         assert!(matches!(error.kind, CaptureErrorKind::LineTooLong { .. }));
-        let padded = format!("{header}{{\"t_us\":1,\"rx\":\"8e\"}}{}\n", " ".repeat(MAX_LINE_BYTES - 21));
+        let record = "{\"t_us\":1,\"rx\":\"8e\"}";
+        let padded = format!("{header}{record}{}\n", " ".repeat(MAX_LINE_BYTES - record.len()));
         assert_eq!(padded.lines().nth(1).unwrap().len(), MAX_LINE_BYTES);
         assert!(read(&padded).1.iter().all(Result::is_ok));
     }

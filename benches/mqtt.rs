@@ -268,6 +268,7 @@ fn start_publisher(rt: &Runtime, port: u16, boards: Vec<String>, epoch_ms: i64) 
             port,
             url: format!("mqtt://127.0.0.1:{port}"),
             ca_file: None,
+            client_auth: None,
         },
         client_id: "boardcast-bench".into(),
         credentials: None,

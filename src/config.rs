@@ -230,6 +230,10 @@ pub struct MqttConfig {
     #[serde(default)]
     pub password_file: String,
     pub ca_file: String,
+    #[serde(default)]
+    pub client_cert_file: String,
+    #[serde(default)]
+    pub client_key_file: String,
     pub root: String,
     pub bridge_id: String,
     pub public_delay_s: u64,
@@ -276,6 +280,10 @@ pub struct EmbeddedConfig {
     pub anonymous: String,
     #[serde(default = "default_max_connections")]
     pub max_connections: u32,
+    #[serde(default)]
+    pub tls_cert_file: String,
+    #[serde(default)]
+    pub tls_key_file: String,
 }
 
 fn default_embedded_broker() -> String {
@@ -316,6 +324,9 @@ pub struct Mqtt {
     pub languages: Vec<Language>,
     /// Moves and alerts kept at most while the broker is away.
     pub queue_limit: usize,
+    /// `[mqtt] ca_file`, when given (for `boardcast ctl` to check the
+    /// embedded broker's TLS certificate).
+    pub ca_file: Option<PathBuf>,
 }
 
 /// Which broker the feed goes to.
@@ -344,6 +355,17 @@ pub struct Embedded {
     pub anonymous: Anonymous,
     /// Connections Mosquitto takes at most.
     pub max_connections: u32,
+    /// The certificate and key the listeners serve TLS with, if they do.
+    pub tls: Option<TlsFiles>,
+}
+
+/// A certificate (PEM, the chain from the leaf) and its private key (PEM).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain.
+    pub cert_file: PathBuf,
+    /// The private key.
+    pub key_file: PathBuf,
 }
 
 impl Embedded {
@@ -357,6 +379,7 @@ impl Embedded {
             accounts_file: default_accounts_file(),
             anonymous: Anonymous::Public,
             max_connections: default_max_connections(),
+            tls: None,
         }
     }
 }
@@ -386,6 +409,9 @@ pub struct BrokerUrl {
     pub port: u16,
     /// The certificates that may sign the broker's (TLS schemes).
     pub ca_file: Option<PathBuf>,
+    /// The certificate and key this client proves itself with (TLS
+    /// schemes, when the broker asks for one).
+    pub client_auth: Option<TlsFiles>,
 }
 
 /// A broker URL's scheme.
@@ -872,6 +898,18 @@ impl Config {
                 ));
             }
             let mosquitto_bin = (!e.mosquitto_bin.trim().is_empty()).then(|| PathBuf::from(e.mosquitto_bin.trim()));
+            let tls = pem_pair(
+                ("mqtt.embedded.tls_cert_file", &e.tls_cert_file),
+                ("mqtt.embedded.tls_key_file", &e.tls_key_file),
+                "the broker's certificate",
+            )?;
+            if tls.is_some() && kind == EmbeddedKind::Builtin {
+                return Err(error(
+                    "mqtt.embedded.broker".into(),
+                    "\"builtin\"",
+                    "\"mosquitto\" or \"auto\" when mqtt.embedded.tls_cert_file is set (the built-in broker cannot serve TLS)",
+                ));
+            }
             BrokerChoice::Embedded(Embedded {
                 kind,
                 mosquitto_bin,
@@ -880,9 +918,23 @@ impl Config {
                 accounts_file: e.accounts_file.clone(),
                 anonymous,
                 max_connections: e.max_connections,
+                tls,
             })
         } else {
-            BrokerChoice::External(parse_broker_url(m.url.trim(), &m.ca_file)?)
+            let mut broker = parse_broker_url(m.url.trim(), &m.ca_file)?;
+            broker.client_auth = pem_pair(
+                ("mqtt.client_cert_file", &m.client_cert_file),
+                ("mqtt.client_key_file", &m.client_key_file),
+                "this client's certificate",
+            )?;
+            if broker.client_auth.is_some() && !broker.scheme.tls() {
+                return Err(error(
+                    "mqtt.client_cert_file".into(),
+                    &quoted(&m.client_cert_file),
+                    "\"\" with a mqtt:// or ws:// URL (client certificates need mqtts:// or wss://)",
+                ));
+            }
+            BrokerChoice::External(broker)
         };
         let languages = m
             .languages
@@ -919,8 +971,60 @@ impl Config {
             keep_alive: Duration::from_secs(m.keep_alive_s),
             languages,
             queue_limit: m.max_queued_messages,
+            ca_file: (!m.ca_file.trim().is_empty()).then(|| PathBuf::from(m.ca_file.trim())),
         })
     }
+}
+
+/// A certificate and its key, both given or both `""`; each must be a
+/// readable PEM file.
+fn pem_pair(
+    (cert_key, cert): (&str, &str),
+    (key_key, key): (&str, &str),
+    what: &str,
+) -> Result<Option<TlsFiles>, ConfigError> {
+    let (cert, key) = (cert.trim(), key.trim());
+    match (cert.is_empty(), key.is_empty()) {
+        (true, true) => return Ok(None),
+        (false, true) => {
+            return Err(error(
+                key_key.into(),
+                "\"\"",
+                &format!("the PEM file with the private key of {what} ({cert_key} is set)"),
+            ));
+        }
+        (true, false) => {
+            return Err(error(cert_key.into(), "\"\"", &format!("the PEM file with {what} ({key_key} is set)")));
+        }
+        (false, false) => {}
+    }
+    let cert_file =
+        pem_file(cert_key, cert, "CERTIFICATE", &format!("a PEM file with {what} (-----BEGIN CERTIFICATE-----)"))?;
+    let key_file = pem_file(
+        key_key,
+        key,
+        "PRIVATE KEY",
+        &format!("a PEM file with the private key of {what} (-----BEGIN … PRIVATE KEY-----)"),
+    )?;
+    Ok(Some(TlsFiles { cert_file, key_file }))
+}
+
+/// `path` if it can be read and holds a PEM block whose label contains
+/// `label`; otherwise an error naming `key`, why, and what is wanted.
+fn pem_file(key: &str, path: &str, label: &str, wanted: &str) -> Result<PathBuf, ConfigError> {
+    let bad = |why: String| error(key.into(), &quoted(path), &format!("{wanted}; {why}"));
+    // A certificate or key file is a few KiB: read at most 1 MiB of it.
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| std::io::Read::read_to_string(&mut std::io::Read::take(file, 1 << 20), &mut text))
+        .map_err(|e| bad(format!("it cannot be read ({e}): give the right path, readable by the daemon's user")))?;
+    let has_block = text.lines().any(|l| l.starts_with("-----BEGIN ") && l.contains(label));
+    if !has_block {
+        return Err(bad(format!(
+            "it has no \"-----BEGIN …{label}-----\" block: give the PEM file, not DER or another file"
+        )));
+    }
+    Ok(PathBuf::from(path))
 }
 
 /// The system's certificate bundle on Debian and its relatives.
@@ -972,7 +1076,7 @@ fn parse_broker_url(url: &str, ca_file: &str) -> Result<BrokerUrl, ConfigError> 
     } else {
         None
     };
-    Ok(BrokerUrl { url: url.to_owned(), scheme, host, port, ca_file })
+    Ok(BrokerUrl { url: url.to_owned(), scheme, host, port, ca_file, client_auth: None })
 }
 
 /// A name as the error quotes it: cut after 80 characters (a name of
@@ -1039,6 +1143,54 @@ mod tests {
             let error = parse(extra).boards().unwrap_err().to_string();
             assert!(error.starts_with(message), "{error}");
         }
+    }
+
+    #[test]
+    fn tls_files_are_checked_and_named_by_their_key() {
+        let dir = std::env::temp_dir().join(format!("boardcast-config-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cert = dir.join("cert.pem");
+        let key = dir.join("key.pem");
+        std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").unwrap();
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n").unwrap();
+        let (cert, key) = (cert.display().to_string(), key.display().to_string());
+        let embedded = |c: &str, k: &str, broker: &str| {
+            let mut config = parse("");
+            config.mqtt.embedded.tls_cert_file = c.into();
+            config.mqtt.embedded.tls_key_file = k.into();
+            config.mqtt.embedded.broker = broker.into();
+            config.mqtt()
+        };
+        let BrokerChoice::Embedded(e) = embedded(&cert, &key, "auto").unwrap().broker else { panic!() };
+        assert_eq!(e.tls, Some(TlsFiles { cert_file: cert.clone().into(), key_file: key.clone().into() }));
+        for (c, k, broker, message) in [
+            (cert.as_str(), "", "auto", "mqtt.embedded.tls_key_file = \"\": the PEM file with the private key"),
+            ("", key.as_str(), "auto", "mqtt.embedded.tls_cert_file = \"\": the PEM file with"),
+            ("/nonexistent/cert.pem", key.as_str(), "auto", "mqtt.embedded.tls_cert_file = \"/nonexistent/cert.pem\""),
+            (key.as_str(), key.as_str(), "auto", "has no \"-----BEGIN …CERTIFICATE-----\" block"),
+            (cert.as_str(), cert.as_str(), "auto", "mqtt.embedded.tls_key_file"),
+            (cert.as_str(), key.as_str(), "builtin", "mqtt.embedded.broker = \"builtin\": \"mosquitto\" or \"auto\""),
+        ] {
+            let error = embedded(c, k, broker).unwrap_err().to_string();
+            assert!(error.contains(message), "{message}: {error}");
+        }
+        assert!(embedded("/nonexistent/cert.pem", &key, "auto").unwrap_err().to_string().contains("cannot be read"));
+
+        let external = |url: &str, c: &str, k: &str| {
+            let mut config = parse("");
+            config.mqtt.url = url.into();
+            config.mqtt.ca_file = cert.clone();
+            config.mqtt.client_cert_file = c.into();
+            config.mqtt.client_key_file = k.into();
+            config.mqtt()
+        };
+        let BrokerChoice::External(b) = external("mqtts://hall:8883", &cert, &key).unwrap().broker else { panic!() };
+        assert_eq!(b.client_auth, Some(TlsFiles { cert_file: cert.clone().into(), key_file: key.clone().into() }));
+        let error = external("mqtt://hall:1883", &cert, &key).unwrap_err().to_string();
+        assert!(error.starts_with("mqtt.client_cert_file = ") && error.contains("need mqtts:// or wss://"), "{error}");
+        let error = external("wss://hall/mqtt", &cert, "/nonexistent/key.pem").unwrap_err().to_string();
+        assert!(error.starts_with("mqtt.client_key_file = \"/nonexistent/key.pem\""), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -18,7 +18,9 @@ const Boardcast = (() => {
   // The broker's WebSocket address for this page.
   function brokerUrl(cfg) {
     if (cfg.broker.url) return cfg.broker.url;
-    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    // wss when the broker serves TLS, or when the page itself came over
+    // https (a browser refuses ws:// from an https page).
+    const scheme = cfg.broker.tls || location.protocol === 'https:' ? 'wss' : 'ws';
     return `${scheme}://${cfg.broker.host || location.hostname}:${cfg.broker.port}/mqtt`;
   }
 

@@ -14,7 +14,7 @@
 mod read;
 mod write;
 
-pub use read::{CaptureError, CaptureErrorKind, CaptureReader};
+pub use read::{CaptureError, CaptureErrorKind, CaptureReader, MAX_LINE_BYTES};
 pub use write::{format_header, format_record};
 
 use crate::{protocol::Protocol, sensor::SensorEvent, time::Timestamp};

@@ -109,6 +109,28 @@ pub enum CaptureErrorKind {
     /// A clock whose running side is not white, black or null.
     #[error("clock \"running\" must be \"white\", \"black\" or null, not {}", quoted(.0))]
     BadRunning(String),
+    /// A line longer than any record: a damaged or hostile capture. Its
+    /// content is not quoted, only its length.
+    #[error(
+        "a line of {bytes} bytes, longer than any capture record can be (at most {MAX_LINE_BYTES} bytes; records are a few hundred): the capture is damaged"
+    )]
+    LineTooLong {
+        /// How long the line is.
+        bytes: usize,
+    },
+}
+
+/// The longest line a capture may have. A record is a few hundred bytes
+/// and a header a few KiB; a longer line is refused before it is parsed, so
+/// a damaged or hostile file cannot make the parser build a huge value.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// [`CaptureErrorKind::LineTooLong`] for a line over the bound.
+fn check_length(line: &str) -> Result<(), CaptureErrorKind> {
+    if line.len() > MAX_LINE_BYTES {
+        return Err(CaptureErrorKind::LineTooLong { bytes: line.len() });
+    }
+    Ok(())
 }
 
 /// How much of a bad input an error quotes: a capture line can be huge (a
@@ -161,6 +183,7 @@ impl<'a> CaptureReader<'a> {
         let mut last = 0;
         for (index, line) in lines.by_ref() {
             last = index + 1;
+            check_length(line).map_err(|kind| CaptureError { line: index + 1, kind })?;
             if is_skipped(line) {
                 continue;
             }
@@ -210,6 +233,10 @@ impl Iterator for CaptureReader<'_> {
             return None;
         }
         while let Some((index, line)) = self.lines.next() {
+            if let Err(kind) = check_length(line) {
+                self.failed = true;
+                return Some(Err(CaptureError { line: index + 1, kind }));
+            }
             if is_skipped(line) {
                 continue;
             }
@@ -596,5 +623,28 @@ mod tests {
         assert_eq!(records.len(), 3);
         assert!(records[0].is_ok() && records[1].is_ok());
         assert_eq!(records[2].as_ref().unwrap_err().line, 4);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_is_refused_by_number_and_length_without_echo() {
+        let header = "{\"capture\":1,\"protocol\":\"dgt\",\"board\":\"b\"}\n";
+        // A record that would parse if it were read: a huge hex string.
+        let huge = format!("{{\"t_us\":2,\"rx\":\"{}\"}}", "ab".repeat(MAX_LINE_BYTES / 2 + 1));
+        let text = format!("{header}{{\"t_us\":1,\"rx\":\"8e\"}}\n{huge}\n{{\"t_us\":3,\"rx\":\"00\"}}\n");
+        let (_, records) = read(&text);
+        assert_eq!(records.len(), 2, "the record before is kept, nothing after");
+        let error = records[1].as_ref().unwrap_err();
+        assert_eq!((error.line, &error.kind), (3, &CaptureErrorKind::LineTooLong { bytes: huge.len() }));
+        let message = error.to_string();
+        assert!(message.starts_with("line 3: a line of ") && message.contains("damaged"), "{message}");
+        assert!(!message.contains("abab") && message.len() < 300, "{message}");
+        // The header line too; a line of exactly the bound is read.
+        let error = CaptureReader::new(&format!("{huge}\n")).unwrap_err();
+        assert_eq!(error.line, 1);
+        assert!(matches!(error.kind, CaptureErrorKind::LineTooLong { .. }));
+        let record = "{\"t_us\":1,\"rx\":\"8e\"}";
+        let padded = format!("{header}{record}{}\n", " ".repeat(MAX_LINE_BYTES - record.len()));
+        assert_eq!(padded.lines().nth(1).unwrap().len(), MAX_LINE_BYTES);
+        assert!(read(&padded).1.iter().all(Result::is_ok));
     }
 }

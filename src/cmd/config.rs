@@ -97,8 +97,15 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                     boardcast::config::EmbeddedKind::Builtin => None,
                     _ => boardcast::shell::mqtt::mosquitto::find_binary(e.mosquitto_bin.as_deref()),
                 };
-                let where_ =
-                    format!("{}{}", e.listen, e.ws_listen.map(|ws| format!(", WebSocket {ws}")).unwrap_or_default());
+                let where_ = format!(
+                    "{}{}{}",
+                    e.listen,
+                    e.ws_listen.map(|ws| format!(", WebSocket {ws}")).unwrap_or_default(),
+                    e.tls
+                        .as_ref()
+                        .map(|t| format!(" (TLS only, certificate {})", t.cert_file.display()))
+                        .unwrap_or_default()
+                );
                 match mosquitto {
                     Some(binary) => {
                         let accounts = super::accounts::load(&e.accounts_file)?;

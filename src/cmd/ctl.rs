@@ -174,12 +174,22 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         (None, BrokerChoice::Embedded(embedded)) => {
             let listen = embedded.listen;
             let host = if listen.ip().is_unspecified() { "127.0.0.1".to_owned() } else { listen.ip().to_string() };
+            // With TLS the listener is checked like any broker: against
+            // `[mqtt] ca_file`, else the broker's own certificate (enough
+            // when it is self-signed); the name is the listener's address,
+            // so a certificate for a host name needs --url with that name.
+            let (scheme, ca_file) = match &embedded.tls {
+                Some(files) => (Scheme::Mqtts, Some(mqtt.ca_file.clone().unwrap_or_else(|| files.cert_file.clone()))),
+                None => (Scheme::Mqtt, None),
+            };
+            let name = if scheme == Scheme::Mqtts { "mqtts" } else { "mqtt" };
             BrokerUrl {
-                url: format!("mqtt://{host}:{}", listen.port()),
-                scheme: Scheme::Mqtt,
+                url: format!("{name}://{host}:{}", listen.port()),
+                scheme,
                 host,
                 port: listen.port(),
-                ca_file: None,
+                ca_file,
+                client_auth: None,
             }
         }
     };

@@ -154,6 +154,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             keep_alive: Duration::from_secs(15),
             languages: Language::ALL.to_vec(),
             queue_limit: 100_000,
+            ca_file: None,
         }),
         http: Some(Http { listen: http_listen, broker_ws_url: None }),
         public_delay: Duration::from_secs(args.public_delay_s),

@@ -270,7 +270,8 @@ impl Subscriber {
         Self::start_with(runtime, options, filter)
     }
 
-    fn start_with(runtime: &tokio::runtime::Runtime, mut options: MqttOptions, filter: &str) -> Self {
+    /// Subscribes with these options (TLS, a client certificate…).
+    pub fn start_with(runtime: &tokio::runtime::Runtime, mut options: MqttOptions, filter: &str) -> Self {
         let received = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(Mutex::new(0));
         options.set_max_packet_size(1 << 20, 1 << 20).set_clean_session(false).set_keep_alive(Duration::from_secs(5));

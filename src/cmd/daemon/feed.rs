@@ -80,22 +80,27 @@ pub(super) async fn start(
         BrokerChoice::External(url) => (url.clone(), None),
         BrokerChoice::Embedded(embedded) => {
             let (listen, ws_listen) = (embedded.listen, embedded.ws_listen);
+            // Where the daemon's own clients connect: with TLS, the managed
+            // broker's plain loopback listener.
+            let mut own = listen;
             match start_embedded(embedded, &mqtt.root).await? {
                 Some(mosquitto) => {
                     credentials = Some(mosquitto.credentials.clone());
+                    own = mosquitto.own;
                     managed = Some(mosquitto);
                 }
                 None => {
                     broker::start(listen, ws_listen).await.context("starting the embedded MQTT broker")?;
                 }
             }
-            let host = if listen.ip().is_unspecified() { "127.0.0.1".to_owned() } else { listen.ip().to_string() };
+            let host = if own.ip().is_unspecified() { "127.0.0.1".to_owned() } else { own.ip().to_string() };
             let url = BrokerUrl {
-                url: format!("mqtt://{host}:{}", listen.port()),
+                url: format!("mqtt://{host}:{}", own.port()),
                 scheme: Scheme::Mqtt,
                 host,
-                port: listen.port(),
+                port: own.port(),
                 ca_file: None,
+                client_auth: None,
             };
             (url, Some(broker::EmbeddedBroker { listen, ws_listen }))
         }
@@ -158,6 +163,9 @@ async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Optio
         }
         kind => match mosquitto::find_binary(embedded.mosquitto_bin.as_deref()) {
             Some(binary) => binary,
+            None if embedded.tls.is_some() => anyhow::bail!(
+                "mqtt.embedded.tls_cert_file is set but Mosquitto is not installed (not on PATH nor in /usr/sbin), and the built-in broker cannot serve TLS: `apt-get install mosquitto`, or set mqtt.embedded.mosquitto_bin"
+            ),
             None if kind == EmbeddedKind::Mosquitto => anyhow::bail!(
                 "mqtt.embedded.broker = \"mosquitto\" but Mosquitto is not installed (not on PATH nor in /usr/sbin): `apt-get install mosquitto`, or set mqtt.embedded.mosquitto_bin"
             ),
@@ -185,6 +193,8 @@ async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Optio
         accounts,
         anonymous: embedded.anonymous,
         max_connections: embedded.max_connections,
+        tls: embedded.tls.clone(),
+        own_listen: None,
     };
     Ok(Some(mosquitto::start(settings).await.context("starting the embedded MQTT broker (Mosquitto)")?))
 }

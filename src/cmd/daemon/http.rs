@@ -65,18 +65,20 @@ pub(super) async fn start(
 /// (`host` is `null`) or on the address it listens on.
 fn broker_for_pages(settings: &Http, mqtt: &Mqtt) -> Value {
     if let Some(url) = &settings.broker_ws_url {
-        return json!({"url": url, "host": null, "port": null});
+        return json!({"url": url, "host": null, "port": null, "tls": url.starts_with("wss://")});
     }
     match &mqtt.broker {
         BrokerChoice::External(url) if matches!(url.scheme, Scheme::Ws | Scheme::Wss) => {
-            json!({"url": url.url, "host": null, "port": null})
+            json!({"url": url.url, "host": null, "port": null, "tls": url.scheme == Scheme::Wss})
         }
-        BrokerChoice::Embedded(Embedded { ws_listen: Some(ws), .. }) => {
+        BrokerChoice::Embedded(Embedded { ws_listen: Some(ws), tls, .. }) => {
             // A wildcard or loopback listener is reached on the host the
             // page itself came from.
             let host = (!ws.ip().is_unspecified() && !ws.ip().is_loopback()).then(|| ws.ip().to_string());
-            json!({"url": null, "host": host, "port": ws.port()})
+            // With TLS the page must use wss:// (and the browser must trust
+            // the certificate for the name it reaches the host by).
+            json!({"url": null, "host": host, "port": ws.port(), "tls": tls.is_some()})
         }
-        _ => json!({"url": null, "host": null, "port": null}),
+        _ => json!({"url": null, "host": null, "port": null, "tls": false}),
     }
 }

@@ -340,7 +340,12 @@ pub fn connect_options(
         // The configuration checked that the file exists; unreadable now
         // means no CA, which the TLS handshake then reports.
         let ca = broker.ca_file.as_ref().and_then(|path| std::fs::read(path).ok()).unwrap_or_default();
-        TlsConfiguration::Simple { ca, alpn: None, client_auth: None }
+        // The same for a client certificate: a file gone since then makes
+        // the broker refuse the handshake, which the log reports.
+        let client_auth = broker.client_auth.as_ref().map(|files| {
+            (std::fs::read(&files.cert_file).unwrap_or_default(), std::fs::read(&files.key_file).unwrap_or_default())
+        });
+        TlsConfiguration::Simple { ca, alpn: None, client_auth }
     };
     match broker.scheme {
         Scheme::Mqtt => {}

@@ -16,6 +16,12 @@
 //!   reconnects and, the broker having lost every session and retained
 //!   message, publishes the whole retained state and every unacknowledged
 //!   move and alert again.
+//! - With `[mqtt.embedded] tls_cert_file` and `tls_key_file`, both
+//!   listeners serve TLS (MQTT over TLS, and wss for browsers), and a third,
+//!   plain listener on a free loopback port is opened for the daemon's own
+//!   connections: the daemon then never has to trust the hall's
+//!   certificate for its own traffic, which does not leave the machine
+//!   (docs/security.md says why).
 
 use std::{
     collections::VecDeque,
@@ -36,7 +42,10 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::broker::{BrokerError, MAX_PAYLOAD, check_free, wait_listening};
-use crate::accounts::{self, Account, Anonymous, DAEMON_ACCOUNT, SALT_BYTES};
+use crate::{
+    accounts::{self, Account, Anonymous, DAEMON_ACCOUNT, SALT_BYTES},
+    config::TlsFiles,
+};
 
 /// Where Mosquitto is looked for when `mosquitto_bin` is not given, after
 /// `PATH` (Debian installs it in /usr/sbin, outside a user's `PATH`).
@@ -94,6 +103,11 @@ pub struct MosquittoSettings {
     pub anonymous: Anonymous,
     /// Connections taken at most, per listener.
     pub max_connections: u32,
+    /// Serve TLS on `listen` and `ws_listen` with these.
+    pub tls: Option<TlsFiles>,
+    /// With `tls`: the plain loopback listener for the daemon's own
+    /// connections.
+    pub own_listen: Option<SocketAddr>,
 }
 
 /// The Mosquitto program: `configured`, else `mosquitto` on `PATH`, else
@@ -114,6 +128,9 @@ pub struct ManagedMosquitto {
     pub listen: SocketAddr,
     /// MQTT over WebSocket.
     pub ws_listen: Option<SocketAddr>,
+    /// Where the daemon's own clients connect, without TLS: `listen`, or
+    /// with TLS a loopback listener of their own.
+    pub own: SocketAddr,
     /// The daemon's own login: (`boardcast-daemon`, a fresh password).
     pub credentials: (String, String),
     dir: PathBuf,
@@ -161,11 +178,21 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
         let domain = if addr.is_ipv4() { "ipv4" } else { "ipv6" };
         format!("\nlistener {} {}\nsocket_domain {domain}\n", addr.port(), addr.ip())
     };
+    // Mosquitto 2.0: certfile and keyfile after a listener make it serve
+    // TLS (wss on a websockets listener); no client certificate asked.
+    let tls = settings.tls.as_ref().map_or_else(String::new, |files| {
+        format!("certfile {}\nkeyfile {}\n", files.cert_file.display(), files.key_file.display())
+    });
     text.push_str(&listener(settings.listen));
-    text.push_str(&format!("max_connections {}\n", settings.max_connections));
+    text.push_str(&format!("max_connections {}\n{tls}", settings.max_connections));
     if let Some(ws) = settings.ws_listen {
         text.push_str(&listener(ws));
-        text.push_str(&format!("protocol websockets\nmax_connections {}\n", settings.max_connections));
+        text.push_str(&format!("protocol websockets\nmax_connections {}\n{tls}", settings.max_connections));
+    }
+    if let (Some(_), Some(own)) = (&settings.tls, settings.own_listen) {
+        // The daemon's own connections: loopback only, plain.
+        text.push_str(&listener(own));
+        text.push_str("max_connections 16\n");
     }
     text
 }
@@ -177,11 +204,28 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
 ///
 /// An address in use, files that cannot be written, or a Mosquitto that
 /// does not start (with its last log lines).
-pub async fn start(settings: MosquittoSettings) -> Result<ManagedMosquitto, MosquittoError> {
+pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, MosquittoError> {
     check_free(settings.listen, "listen")?;
     if let Some(ws) = settings.ws_listen {
         check_free(ws, "ws_listen")?;
     }
+    if let Some(files) = &mut settings.tls {
+        // Mosquitto reads them from its own working directory: absolute
+        // paths leave no doubt.
+        for path in [&mut files.cert_file, &mut files.key_file] {
+            if let Ok(absolute) = std::path::absolute(&*path) {
+                *path = absolute;
+            }
+        }
+        if settings.own_listen.is_none() {
+            settings.own_listen = Some(free_loopback_port().map_err(|source| BrokerError::Listen {
+                addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+                key: "tls_cert_file (the daemon's own loopback listener)",
+                source,
+            })?);
+        }
+    }
+    let own = if settings.tls.is_some() { settings.own_listen.unwrap_or(settings.listen) } else { settings.listen };
     let dir = private_dir();
     let files = |source| MosquittoError::Files { dir: dir.clone(), source };
     let _ = std::fs::remove_dir_all(&dir);
@@ -198,7 +242,7 @@ pub async fn start(settings: MosquittoSettings) -> Result<ManagedMosquitto, Mosq
     let log = Arc::new(Mutex::new(VecDeque::new()));
     let mut child = spawn(&settings.binary, &conf, log.clone())?;
     let listening = async {
-        for addr in std::iter::once(settings.listen).chain(settings.ws_listen) {
+        for addr in std::iter::once(settings.listen).chain(settings.ws_listen).chain(Some(own)) {
             wait_listening(addr).await?;
         }
         Ok::<(), BrokerError>(())
@@ -220,10 +264,15 @@ pub async fn start(settings: MosquittoSettings) -> Result<ManagedMosquitto, Mosq
         });
     }
     tracing::info!(
-        "Mosquitto ({}) runs as the daemon's broker on {}{}, with {} account(s) and access control (docs/security.md)",
+        "Mosquitto ({}) runs as the daemon's broker on {}{}{}, with {} account(s) and access control (docs/security.md)",
         settings.binary.display(),
         settings.listen,
         settings.ws_listen.map(|ws| format!(" (WebSocket on {ws})")).unwrap_or_default(),
+        if settings.tls.is_some() {
+            format!(", TLS only (the daemon's own connections: plain, on loopback {own})")
+        } else {
+            String::new()
+        },
         settings.accounts.len()
     );
     let stop = CancellationToken::new();
@@ -231,6 +280,7 @@ pub async fn start(settings: MosquittoSettings) -> Result<ManagedMosquitto, Mosq
     Ok(ManagedMosquitto {
         listen: settings.listen,
         ws_listen: settings.ws_listen,
+        own,
         credentials: (DAEMON_ACCOUNT.to_owned(), password),
         dir,
         stop,
@@ -388,6 +438,11 @@ fn remove_stale(base: &Path) {
     }
 }
 
+/// A loopback port nobody listens on now (the kernel's choice).
+fn free_loopback_port() -> std::io::Result<SocketAddr> {
+    std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()
+}
+
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
     file.write_all(text.as_bytes())
@@ -424,6 +479,8 @@ mod tests {
             accounts: Vec::new(),
             anonymous: Anonymous::None,
             max_connections: 4096,
+            tls: None,
+            own_listen: None,
         };
         let text = config_text(&settings, Path::new("/run/x"), false);
         for line in [
@@ -439,5 +496,31 @@ mod tests {
             assert!(text.contains(line), "{line}\n{text}");
         }
         assert!(!text.contains("user root"));
+        assert!(!text.contains("certfile"));
+    }
+
+    #[test]
+    fn with_tls_both_listeners_serve_it_and_the_daemon_has_a_plain_loopback_one() {
+        let settings = MosquittoSettings {
+            binary: "/usr/sbin/mosquitto".into(),
+            listen: "0.0.0.0:8883".parse().unwrap(),
+            ws_listen: Some("0.0.0.0:8084".parse().unwrap()),
+            root: "boardcast".into(),
+            accounts: Vec::new(),
+            anonymous: Anonymous::Public,
+            max_connections: 4096,
+            tls: Some(TlsFiles { cert_file: "/etc/b/cert.pem".into(), key_file: "/etc/b/key.pem".into() }),
+            own_listen: Some("127.0.0.1:40001".parse().unwrap()),
+        };
+        let text = config_text(&settings, Path::new("/run/x"), false);
+        let tls = "certfile /etc/b/cert.pem\nkeyfile /etc/b/key.pem\n";
+        for block in [
+            format!("listener 8883 0.0.0.0\nsocket_domain ipv4\nmax_connections 4096\n{tls}"),
+            format!("listener 8084 0.0.0.0\nsocket_domain ipv4\nprotocol websockets\nmax_connections 4096\n{tls}"),
+            "listener 40001 127.0.0.1\nsocket_domain ipv4\nmax_connections 16\n".to_owned(),
+        ] {
+            assert!(text.contains(&block), "{block}\n{text}");
+        }
+        assert_eq!(text.matches("certfile").count(), 2, "the daemon's own listener is plain: {text}");
     }
 }

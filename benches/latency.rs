@@ -21,18 +21,21 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use boardcast::{
+use boardcast::shell::{
+    clock::SessionClock,
+    driver::{Outlets, drive},
+    port::{self, Locate, PortChannels, PortSettings},
+    pty::Pty,
+};
+use boardcast_core::{
     event::EventKind,
-    protocol::{Protocol, dgt::link::LinkConfig, dgt::sim::DgtSim},
+    protocol::{Protocol, link::LinkConfig},
     reconstruct::{GameSetup, ReconstructorConfig},
     sensor::{Cell, ClockSide, SensorEvent},
     session::{BoardSession, Output},
-    shell::{
-        clock::SessionClock,
-        driver::{Outlets, drive},
-        port::{self, Locate, PortChannels, PortSettings},
-        pty::Pty,
-    },
+};
+use boardcast_sim::{
+    board::DgtSim,
     synth::{SourceGame, read_games},
 };
 use shakmaty::{Board, Position, Square};
@@ -187,7 +190,8 @@ fn changes(before: &Board, after: &Board) -> Vec<(Square, Cell)> {
 async fn board_task(link: PathBuf, mut orders: mpsc::UnboundedReceiver<ToBoard>, shutdown: CancellationToken) {
     let pty = Pty::open(&link).expect("a pseudo-terminal");
     let mut board = DgtSim::new("00001", ClockSide::Left);
-    board.handle_script_event(&SensorEvent::Board(Box::new(boardcast::sensor::Picture::from_board(&Board::new()))));
+    board
+        .handle_script_event(&SensorEvent::Board(Box::new(boardcast_core::sensor::Picture::from_board(&Board::new()))));
     let mut buf = [0u8; 256];
     loop {
         tokio::select! {

@@ -52,6 +52,13 @@ use std::{
 
 use boardcast::{
     config::{BrokerUrl, Scheme},
+    shell::{
+        clock::SessionClock,
+        driver::{Input, InputBody, Outlets, drive},
+        mqtt::client::{self, PublisherEvent, PublisherSettings},
+    },
+};
+use boardcast_core::{
     event::EventKind,
     protocol::Protocol,
     publish::{
@@ -63,20 +70,15 @@ use boardcast::{
     reconstruct::{GameSetup, ReconstructorConfig},
     sensor::{Cell, ClockReading, Picture, SensorEvent},
     session::{BoardSession, Output},
-    shell::{
-        clock::SessionClock,
-        driver::{Input, InputBody, Outlets, drive},
-        mqtt::client::{self, PublisherEvent, PublisherSettings},
-    },
-    synth::{Rng, SourceGame, read_games},
 };
+use boardcast_sim::synth::{Rng, SourceGame, read_games};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::Value;
 use shakmaty::{Board, Chess, Color, Position, Square};
 use tokio::{runtime::Runtime, sync::mpsc, task::JoinHandle};
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../tests/support/mqtt.rs"]
+#[path = "../tests/it/support/mqtt.rs"]
 mod mqtt_support;
 
 use mqtt_support::{Mosquitto, Subscriber};

@@ -13,7 +13,7 @@ use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, time::Duration}
 use serde::Deserialize;
 
 pub use crate::accounts::Anonymous;
-use crate::{
+use boardcast_core::{
     game::{Tempo, TimeControl},
     names,
     protocol::Protocol,
@@ -744,7 +744,7 @@ impl Config {
     ///
     /// When a duration is zero, or the board is taken for silent before it
     /// is asked to speak.
-    pub fn link(&self) -> Result<crate::protocol::dgt::link::LinkConfig, ConfigError> {
+    pub fn link(&self) -> Result<boardcast_core::protocol::link::LinkConfig, ConfigError> {
         let l = &self.link;
         if l.keepalive_ms == 0 {
             return Err(error("link.keepalive_ms".into(), "0", "a positive number of milliseconds"));
@@ -759,7 +759,7 @@ impl Config {
                 ),
             ));
         }
-        Ok(crate::protocol::dgt::link::LinkConfig {
+        Ok(boardcast_core::protocol::link::LinkConfig {
             keepalive_after: Duration::from_millis(l.keepalive_ms),
             silent_after: Duration::from_millis(l.silent_ms),
             ..Default::default()
@@ -1119,7 +1119,7 @@ mod tests {
         let config = parse("");
         assert!(config.boards().unwrap().is_empty());
         assert_eq!(config.reconstructor().unwrap(), ReconstructorConfig::default());
-        assert_eq!(config.link().unwrap(), crate::protocol::dgt::link::LinkConfig::default());
+        assert_eq!(config.link().unwrap(), boardcast_core::protocol::link::LinkConfig::default());
     }
 
     #[test]

@@ -1,20 +1,10 @@
-//! boardcast: electronic chess boards in, a live tournament feed out.
+//! boardcast, the daemon: the async shell around `boardcast-core` (serial
+//! ports, the MQTT broker and client, files, HTTP, signals), the
+//! configuration and the operator accounts.
+//!
+//! The moves, alerts and publications themselves are computed by
+//! `boardcast-core`, which never does I/O; this crate only moves bytes and
+//! messages between the world and it.
 pub mod accounts;
-pub mod alert;
-pub mod capture;
 pub mod config;
-pub mod deliver;
-pub mod event;
-pub mod game;
-pub mod lichess;
-pub mod names;
-pub mod operator;
-pub mod protocol;
-pub mod publish;
-pub mod reconstruct;
-pub mod replay;
-pub mod sensor;
-pub mod session;
 pub mod shell;
-pub mod synth;
-pub mod time;

@@ -4,12 +4,7 @@
 //! as the daemon feeds it. Whatever the bytes, nothing may panic, hang or
 //! grow without bound.
 
-use boardcast::{
-    protocol::{Protocol, dgt::link::LinkConfig},
-    reconstruct::{GameSetup, ReconstructorConfig},
-    session::BoardSession,
-    time::Timestamp,
-};
+use boardcast_core::{protocol::{Protocol, link::LinkConfig}, reconstruct::{GameSetup, ReconstructorConfig}, session::BoardSession, time::Timestamp};
 
 /// Runs `data` as a board of `protocol` would send it. The first byte of
 /// every chunk says how long it is (1–16 bytes) and how long after the

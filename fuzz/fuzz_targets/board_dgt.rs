@@ -1,7 +1,7 @@
 //! Fuzzes a Dgt board's byte stream through the whole live session.
 #![no_main]
 
-use boardcast::protocol::Protocol;
+use boardcast_core::protocol::Protocol;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "board.rs"]

@@ -3,7 +3,7 @@
 //! reported as an error or replayed, never a panic.
 #![no_main]
 
-use boardcast::{reconstruct::ReconstructorConfig, replay::replay};
+use boardcast_core::{reconstruct::ReconstructorConfig, replay::replay};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 //! too. Everything is refused with a reason or parsed, never a panic.
 #![no_main]
 
-use boardcast::publish::{
+use boardcast_core::publish::{
     commands::parse_request,
     guard::{Guard, OperatorKey, seal},
 };

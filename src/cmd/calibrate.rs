@@ -17,15 +17,15 @@ use tokio_serial::{DataBits, FlowControl, Parity, SerialPortBuilderExt, StopBits
 
 use boardcast::{
     config::FindBoard,
-    protocol::{
-        Protocol,
-        certabo::{
-            Calibration, CalibrationError,
-            calibration::{MIN_REPORTS, Tags},
-            line::{Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
-        },
-    },
     shell::{files::write_atomic, holders::holders},
+};
+use boardcast_core::protocol::{
+    Protocol,
+    certabo::{
+        Calibration, CalibrationError,
+        calibration::{MIN_REPORTS, Tags},
+        line::{Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
+    },
 };
 
 use super::settings;

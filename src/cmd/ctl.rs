@@ -11,13 +11,15 @@ use serde_json::{Value, json};
 
 use boardcast::{
     config::{BrokerChoice, BrokerUrl, Scheme},
+    shell::mqtt::client::connect_options,
+};
+use boardcast_core::{
     operator::{Command, Reason},
     publish::{
         commands::{commands_topic, replies_topic},
         guard::{request_json, seal},
         topics::Topics,
     },
-    shell::mqtt::client::connect_options,
 };
 
 use super::settings;

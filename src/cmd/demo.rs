@@ -18,19 +18,21 @@ use tokio_util::sync::CancellationToken;
 
 use boardcast::{
     accounts::{Account, Anonymous, Role, SALT_BYTES, hash_password},
-    capture::{Record, RecordBody},
     config::{Board, BrokerChoice, Embedded, FindBoard, Http, Mqtt},
-    protocol::{Protocol, dgt::link::LinkConfig},
-    publish::{render::Language, topics::BoardPath},
-    reconstruct::{ReconstructorConfig, WhiteClock},
-    replay::read_capture,
-    sensor::ClockSide,
     shell::{
         mqtt::mosquitto::{hex, random},
         simulate::{self, SimulateSettings},
     },
-    synth::{Style, header, play, read_games, rng_for},
 };
+use boardcast_core::{
+    capture::{Record, RecordBody},
+    protocol::{Protocol, link::LinkConfig},
+    publish::{render::Language, topics::BoardPath},
+    reconstruct::{ReconstructorConfig, WhiteClock},
+    replay::read_capture,
+    sensor::ClockSide,
+};
+use boardcast_sim::synth::{Style, header, play, read_games, rng_for};
 
 use super::daemon::{self, FeedReady, Plan};
 
@@ -269,7 +271,7 @@ fn pick_port(preferred: Option<u16>, usual: u16) -> anyhow::Result<u16> {
 
 /// The captures the simulated boards play: the real recordings first, then
 /// real games played by simulated hands.
-fn demo_captures(boards: usize) -> anyhow::Result<Vec<(boardcast::capture::CaptureHeader, Vec<Record>)>> {
+fn demo_captures(boards: usize) -> anyhow::Result<Vec<(boardcast_core::capture::CaptureHeader, Vec<Record>)>> {
     let mut captures = Vec::new();
     for (n, text) in RECORDINGS.iter().enumerate().take(boards) {
         let capture = read_capture(text).with_context(|| format!("the bundled recording {}", n + 1))?;

@@ -18,7 +18,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use tokio::sync::mpsc;
 
-use boardcast::{
+use boardcast::shell::{clock::SessionClock, replay::play};
+use boardcast_core::{
     event::EventKind,
     game::pgn::write_pgn,
     publish::{
@@ -30,7 +31,6 @@ use boardcast::{
     reconstruct::ReconstructorConfig,
     replay::{Capture, Replayed, publications, read_capture, replay_capture},
     session::Output,
-    shell::{clock::SessionClock, replay::play},
 };
 
 /// Replays sensor captures through the daemon and writes the games as PGN

@@ -7,12 +7,8 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
-use boardcast::{
-    protocol::Protocol,
-    replay::read_capture,
-    sensor::ClockSide,
-    shell::simulate::{SimulateSettings, run as simulate},
-};
+use boardcast::shell::simulate::{SimulateSettings, run as simulate};
+use boardcast_core::{protocol::Protocol, replay::read_capture, sensor::ClockSide};
 
 /// Plays a capture as a live board (DGT by default; Millennium, Certabo or
 /// Sentio with --protocol): creates a pseudo-terminal, links its device at

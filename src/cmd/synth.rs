@@ -8,12 +8,9 @@ use std::{fs, path::PathBuf, process::ExitCode};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
-use boardcast::{
-    protocol::Protocol,
-    synth::{
-        DgtForm, Profile, SourceGame, dgt_capture, events_capture, generate, header, read_games, read_san_lines,
-        rng_for,
-    },
+use boardcast_core::protocol::Protocol;
+use boardcast_sim::synth::{
+    DgtForm, Profile, SourceGame, dgt_capture, events_capture, generate, header, read_games, read_san_lines, rng_for,
 };
 
 /// Turns games from PGN files into sensor captures, as a board would have

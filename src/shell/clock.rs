@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::time::Timestamp;
+use boardcast_core::time::Timestamp;
 
 /// Maps session time to the machine's clock.
 #[derive(Clone, Copy, Debug)]

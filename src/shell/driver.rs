@@ -18,12 +18,12 @@ use tokio::{
 };
 
 use super::clock::SessionClock;
-use crate::{
+use boardcast_core::{
     capture::{Record, RecordBody},
     event::EventKind,
     game::GameRecord,
     operator::Command,
-    protocol::dgt::link::LinkEvent,
+    protocol::link::LinkEvent,
     publish::{Item, board::BoardFeed},
     sensor::SensorEvent,
     session::{BoardSession, NoticeKind, Output},
@@ -227,7 +227,7 @@ fn far_future() -> Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
+    use boardcast_core::{
         operator::Command,
         protocol::Protocol,
         reconstruct::{GameSetup, ReconstructorConfig},

@@ -9,7 +9,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::publish::guard::{BadKey, OperatorKey};
+use boardcast_core::publish::guard::{BadKey, OperatorKey};
 
 /// Why the key file cannot be used; each says what to do.
 #[derive(Debug, thiserror::Error)]

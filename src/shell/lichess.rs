@@ -12,7 +12,7 @@ use hyper::{Request, body::Bytes, header};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use tokio::{sync::mpsc, time::Instant};
 
-use crate::{
+use boardcast_core::{
     lichess::{PushEvent, PushRequest, Pusher},
     time::Timestamp,
 };

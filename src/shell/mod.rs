@@ -24,7 +24,7 @@
 //! - [`key`]: the operator key file, read and created.
 //! - [`http`]: the display pages, served from the binary.
 //!
-//! [`BoardSession`]: crate::session::BoardSession
+//! [`BoardSession`]: boardcast_core::session::BoardSession
 
 pub mod clock;
 pub mod driver;

@@ -23,7 +23,7 @@ use super::{
     probe::{Probed, probe_dgt},
     record::Recorded,
 };
-use crate::time::Timestamp;
+use boardcast_core::time::Timestamp;
 
 /// Where a board is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +81,7 @@ pub struct PortChannels {
     pub from_driver: mpsc::UnboundedReceiver<ToPort>,
     /// Every byte sent, for the capture (if recording; the driver records
     /// what is received).
-    pub recorder: Option<mpsc::UnboundedSender<crate::capture::Record>>,
+    pub recorder: Option<mpsc::UnboundedSender<boardcast_core::capture::Record>>,
     /// Port events, for logs.
     pub events: mpsc::UnboundedSender<PortEvent>,
 }

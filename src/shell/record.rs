@@ -18,7 +18,7 @@ use tokio::{
     sync::mpsc,
 };
 
-use crate::{
+use boardcast_core::{
     capture::{CaptureHeader, Record, RecordBody, format_header, format_record},
     time::Timestamp,
 };

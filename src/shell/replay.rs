@@ -7,7 +7,7 @@ use super::{
     clock::SessionClock,
     driver::{Input, InputBody, Outlets, drive},
 };
-use crate::{
+use boardcast_core::{
     capture::{CaptureHeader, Record},
     reconstruct::ReconstructorConfig,
     session::{BoardSession, Output},

@@ -9,12 +9,13 @@ use tokio::time::{Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::{clock::SessionClock, pty::Pty};
-use crate::{
+use boardcast_core::{
     capture::{CaptureHeader, Record, RecordBody},
-    protocol::{Protocol, sim::SimBoard},
+    protocol::Protocol,
     sensor::ClockSide,
     time::Timestamp,
 };
+use boardcast_sim::board::SimBoard;
 
 /// How to simulate.
 #[derive(Clone, Debug)]
@@ -92,7 +93,7 @@ pub async fn run(
     }
     let mut buf = [0u8; 256];
     let mut end: Option<Instant> = None;
-    let mut rng = crate::synth::Rng::new(0x5eed);
+    let mut rng = boardcast_sim::Rng::new(0x5eed);
     loop {
         // A board that sends by itself (or that the host has started)
         // begins, or goes on after a pause, once a program reads it.

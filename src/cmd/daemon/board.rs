@@ -8,17 +8,19 @@ use tokio::sync::mpsc;
 use tracing::{Instrument, Span, error, info, warn};
 
 use boardcast::{
-    capture::{CaptureHeader, Record},
     config::{Board, FindBoard},
-    game::GameRecord,
-    publish::board::BoardFeed,
-    session::{BoardSession, Output, setup_from_header},
     shell::{
         clock::SessionClock,
         driver::{Outlets, drive},
         port::{self, Locate, PortChannels, PortSettings},
         record,
     },
+};
+use boardcast_core::{
+    capture::{CaptureHeader, Record},
+    game::GameRecord,
+    publish::board::BoardFeed,
+    session::{BoardSession, Output, setup_from_header},
 };
 
 use super::{BoardHandle, Shared, log::log_outputs, pgn::PgnUpdate, recover};
@@ -234,7 +236,7 @@ fn capture_header(board: &Board, shared: &Shared) -> CaptureHeader {
 /// wrote (tag → piece letter, as JSON).
 async fn calibration(board: &Board) -> Vec<(String, char)> {
     let Some(path) = &board.calibration else {
-        if board.protocol == boardcast::protocol::Protocol::Certabo {
+        if board.protocol == boardcast_core::protocol::Protocol::Certabo {
             warn!(
                 "no calibration file: pieces are learned from the start position, and a promotion to a piece that was not on the board then is unknown (`boardcast calibrate`, then calibration = \"…\" in the board's table)"
             );
@@ -282,7 +284,7 @@ async fn start_recording(
     shared: &Shared,
 ) -> Option<(mpsc::UnboundedSender<Record>, tokio::task::JoinHandle<()>, PathBuf)> {
     let dir = shared.recording.as_ref()?;
-    let file = format!("{}-{}", boardcast::names::component(&board.name), shared.file_stamp);
+    let file = format!("{}-{}", boardcast_core::names::component(&board.name), shared.file_stamp);
     match record::create(dir, &file, header).await {
         Ok((path, writer)) => {
             info!("recording to {}", path.display());

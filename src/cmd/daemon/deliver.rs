@@ -15,16 +15,18 @@ use tracing::{debug, error, info, warn};
 
 use boardcast::{
     config::Lichess,
+    shell::{
+        http::Shelf,
+        lichess::{self, PushSettings, Token},
+    },
+};
+use boardcast_core::{
     deliver::{DelayLine, RoundPgn},
     lichess::{MAX_GAMES, PushEvent},
     publish::{
         Item,
         notices::{Severity, notice},
         topics::Topics,
-    },
-    shell::{
-        http::Shelf,
-        lichess::{self, PushSettings, Token},
     },
     time::Timestamp,
 };

@@ -11,13 +11,15 @@ use tracing::{Instrument, error, info, warn};
 
 use boardcast::{
     config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Scheme},
-    publish::{Item, board::FeedSettings, commands::commands_topic, guard::OperatorKey, topics::Topics},
     shell::mqtt::{
         broker,
         client::{self, PublisherEvent, PublisherSettings},
         commands::{self, Heard, ListenSettings},
         mosquitto::{self, ManagedMosquitto, MosquittoSettings},
     },
+};
+use boardcast_core::publish::{
+    Item, board::FeedSettings, commands::commands_topic, guard::OperatorKey, topics::Topics,
 };
 
 /// Where the feed goes, for whoever wants to tell the user.

@@ -6,11 +6,11 @@ use std::{path::PathBuf, time::Duration};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
-use boardcast::{
+use boardcast::shell::port::PortEvent;
+use boardcast_core::{
     event::EventKind,
     protocol::BoardInfo,
     session::{Notice, NoticeKind, Output},
-    shell::port::PortEvent,
 };
 
 /// Logs what happens on the board: moves, results, alerts, connections.

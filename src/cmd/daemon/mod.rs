@@ -27,9 +27,6 @@ use tracing::Instrument;
 
 use boardcast::{
     config::{Board, Config, ConfigError, Http, Lichess, Mqtt},
-    protocol::dgt::link::LinkConfig,
-    publish::{Item, board::FeedSettings},
-    reconstruct::ReconstructorConfig,
     shell::{
         clock::SessionClock,
         driver::Input,
@@ -37,6 +34,11 @@ use boardcast::{
         lichess::Token,
         supervise::{Outcome, Patience, Report, supervise},
     },
+};
+use boardcast_core::{
+    protocol::link::LinkConfig,
+    publish::{Item, board::FeedSettings},
+    reconstruct::ReconstructorConfig,
 };
 
 pub(crate) use feed::{FeedReady, host_name};
@@ -177,7 +179,7 @@ async fn supervised(board: Board, shared: Shared) {
 }
 
 /// The operator key, created when missing (and said where).
-fn operator_key(path: &std::path::Path) -> anyhow::Result<boardcast::publish::guard::OperatorKey> {
+fn operator_key(path: &std::path::Path) -> anyhow::Result<boardcast_core::publish::guard::OperatorKey> {
     let (key, created) = boardcast::shell::key::load_or_create(path)?;
     let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     if created {

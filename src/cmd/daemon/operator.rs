@@ -13,17 +13,15 @@ use std::{
 use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 
-use boardcast::{
-    publish::{
-        Item,
-        commands::{Request, reply},
-        guard::Refusal,
-        topics::Topics,
-    },
-    shell::{
-        driver::{Input, InputBody},
-        mqtt::commands::Heard,
-    },
+use boardcast::shell::{
+    driver::{Input, InputBody},
+    mqtt::commands::Heard,
+};
+use boardcast_core::publish::{
+    Item,
+    commands::{Request, reply},
+    guard::Refusal,
+    topics::Topics,
 };
 
 use super::BoardHandle;

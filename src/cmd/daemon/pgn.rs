@@ -22,12 +22,12 @@ use std::{
 
 use tokio::sync::mpsc;
 
-use boardcast::{
+use boardcast::shell::files::write_atomic;
+use boardcast_core::{
     deliver::RoundPgn,
     game::{GameRecord, pgn::write_pgn},
     names::component,
     publish::topics::level,
-    shell::files::write_atomic,
 };
 
 /// A board's games that changed (or all of them: games are matched by
@@ -161,7 +161,7 @@ async fn write(path: &Path, text: &str, written: &mut BTreeSet<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use boardcast::time::Timestamp;
+    use boardcast_core::time::Timestamp;
     use shakmaty::{CastlingMode, Chess};
 
     fn game(event: &str, round: &str) -> GameRecord {

@@ -14,9 +14,9 @@ use std::{
 
 use tracing::{info, warn};
 
-use boardcast::{
-    config::Board,
-    protocol::dgt::link::LinkConfig,
+use boardcast::config::Board;
+use boardcast_core::{
+    protocol::link::LinkConfig,
     reconstruct::ReconstructorConfig,
     replay::{Resumed, read_capture, resume},
     time::Timestamp,
@@ -89,7 +89,7 @@ pub(super) async fn find(
 /// The newest `<board>-….jsonl` in `dir` (by modification time).
 async fn newest_capture(dir: &Path, board: &str) -> Option<PathBuf> {
     let mut entries = tokio::fs::read_dir(dir).await.ok()?;
-    let prefix = format!("{}-", boardcast::names::component(board));
+    let prefix = format!("{}-", boardcast_core::names::component(board));
     let mut newest: Option<(SystemTime, PathBuf)> = None;
     while let Ok(Some(entry)) = entries.next_entry().await {
         let name = entry.file_name();

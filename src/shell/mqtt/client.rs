@@ -34,15 +34,13 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    config::{BrokerUrl, Scheme},
-    publish::{
-        Item, Publication, Qos,
-        commands::commands_topic,
-        hub::Hub,
-        outbox::{Outbox, Refused},
-        topics::Topics,
-    },
+use crate::config::{BrokerUrl, Scheme};
+use boardcast_core::publish::{
+    Item, Publication, Qos,
+    commands::commands_topic,
+    hub::Hub,
+    outbox::{Outbox, Refused},
+    topics::Topics,
 };
 
 /// The largest message the client sends or accepts (a long PGN is tens of
@@ -279,14 +277,11 @@ async fn drive_event_loop(
 /// Waits between connection attempts: 0.25 s doubling to 10 s, ±25 %.
 pub(crate) struct Backoff {
     delay: Duration,
-    rng: crate::synth::Rng,
 }
 
 impl Backoff {
     pub(crate) fn new() -> Self {
-        let seed =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-        Self { delay: Duration::from_millis(250), rng: crate::synth::Rng::new(seed ^ u64::from(std::process::id())) }
+        Self { delay: Duration::from_millis(250) }
     }
 
     pub(crate) fn reset(&mut self) {
@@ -296,7 +291,14 @@ impl Backoff {
     pub(crate) fn next(&mut self) -> Duration {
         let base = self.delay;
         self.delay = (self.delay * 2).min(Duration::from_secs(10));
-        let factor = 0.75 + (self.rng.range(0, 1000) as f64) / 2000.0;
+        // The jitter keeps a hall's displays from reconnecting in step; it
+        // needs no seeded generator: the standard library's per-process
+        // random hash keys are random enough and cost nothing.
+        let random = {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new().build_hasher().finish()
+        };
+        let factor = 0.75 + ((random % 1001) as f64) / 2000.0;
         base.mul_f64(factor)
     }
 }

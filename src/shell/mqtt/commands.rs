@@ -20,12 +20,10 @@ use tokio::{sync::mpsc, time::sleep};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Backoff, connect_options};
-use crate::{
-    config::BrokerUrl,
-    publish::{
-        commands::Request,
-        guard::{Guard, OperatorKey, Refusal, Verdict},
-    },
+use crate::config::BrokerUrl;
+use boardcast_core::publish::{
+    commands::Request,
+    guard::{Guard, OperatorKey, Refusal, Verdict},
 };
 
 /// The largest message this connection reads (beyond it the connection
@@ -105,7 +103,7 @@ pub async fn listen(settings: ListenSettings, heard: mpsc::UnboundedSender<Heard
                         board: String::new(),
                         reason: format!(
                             "a message of {size} bytes on the commands topic was dropped unread (commands are at most {} bytes); a retained one there is cleared",
-                            crate::publish::guard::MAX_COMMAND_BYTES
+                            boardcast_core::publish::guard::MAX_COMMAND_BYTES
                         ),
                         answer: true,
                         clear_retained: true,

@@ -6,12 +6,10 @@ use std::{path::Path, time::Duration};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{Probed, open};
-use crate::{
-    protocol::{
-        BoardInfo, Decoded,
-        dgt::{DgtDecoder, command::Command},
-    },
-    shell::holders::holders,
+use crate::shell::holders::holders;
+use boardcast_core::protocol::{
+    BoardInfo, Decoded,
+    dgt::{DgtDecoder, command::Command},
 };
 
 /// Probes `path` for a DGT board, waiting up to `wait` for its answers.

@@ -12,7 +12,7 @@ use std::{path::Path, time::Duration};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{Probed, open};
-use crate::protocol::{
+use boardcast_core::protocol::{
     BoardInfo, Decoded,
     millennium::{MillenniumDecoder, command::Command},
 };

@@ -8,7 +8,7 @@ use std::{path::Path, time::Duration};
 use tokio::io::AsyncReadExt;
 
 use super::{Probed, open};
-use crate::protocol::certabo::line::{Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS};
+use boardcast_core::protocol::certabo::line::{Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS};
 
 /// Listens to `path` for up to `wait`.
 pub(super) async fn listen(path: &Path, wait: Duration) -> Probed {

@@ -1,0 +1,42 @@
+//! The sans-I/O core of boardcast: board bytes in, moves, alerts and
+//! publications out.
+//!
+//! Everything here is plain synchronous Rust. Nothing reads a clock, opens
+//! a port or a socket, or spawns a task: callers pass bytes, sensor events
+//! and the current [`time::Timestamp`] in and poll what comes out, in the
+//! way of quinn-proto's `handle_*(now, …)` / `poll_*()` state machines. The
+//! daemon (the `boardcast` crate) moves bytes between the world and these
+//! types; replays drive the very same types in virtual time.
+//!
+//! The data flows through the modules in this order:
+//!
+//! - [`protocol`]: each board family's wire format, decoded into
+//!   [`sensor`] events, and the link logic (start-up, keep-alive) as
+//!   bytes to send;
+//! - [`capture`]: the sensor capture format (docs/capture-format.md);
+//! - [`reconstruct`]: sensor events to moves and arbiter [`alert`]s under
+//!   the FIDE Laws, with [`game`] records and PGN;
+//! - [`session`]: one board's decoder, reconstructor and clock together,
+//!   emitting [`event`]s; [`operator`] commands act on it;
+//! - [`publish`]: events to MQTT topics and payloads, guards and the
+//!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites;
+//! - [`replay`]: a capture driven through a session in virtual time.
+//!
+//! Its dependencies are shakmaty, serde and a few small pure crates; CI
+//! fails if an async runtime, a broker or a serial-port crate appears in
+//! `cargo tree -p boardcast-core`.
+pub mod alert;
+pub mod capture;
+pub mod deliver;
+pub mod event;
+pub mod game;
+pub mod lichess;
+pub mod names;
+pub mod operator;
+pub mod protocol;
+pub mod publish;
+pub mod reconstruct;
+pub mod replay;
+pub mod sensor;
+pub mod session;
+pub mod time;

@@ -1,0 +1,497 @@
+//! The clock and what it reveals: presses that complete moves, presses with
+//! no move or an illegal one (7.5), illegal moves that stand in rapid and
+//! blitz (A.5.2), irregular positions (A.5.4), flags (6.9), and the timers
+//! of a game in progress.
+
+use shakmaty::{Bitboard, Board, Chess, Color, KnownOutcome, Move, Position, Rank, Role};
+
+use super::{
+    Press, Reconstructor, Standing,
+    describe::describe_cell,
+    known::Known,
+    matcher::{Found, find_move},
+    start::lenient_position,
+};
+use crate::{
+    alert::{AlertKind, side_name},
+    event::{BoardStatus, ClockState, EventKind},
+    game::{GameResult, IllegalMove, Tempo, Termination, TimeControl, end::flag_result},
+    sensor::{Cell, Picture},
+    time::Timestamp,
+};
+
+impl Reconstructor {
+    /// `by` pressed the clock.
+    pub(super) fn handle_press(&mut self, now: Timestamp, by: Color, clock: ClockState) {
+        if self.play.as_ref().is_none_or(|p| p.over) {
+            return;
+        }
+        // A press says the move is finished: judge the board now rather
+        // than wait for it to settle.
+        if self.settle_at.take().is_some() {
+            self.judge_settled(now);
+        }
+        // Readings of an occupancy board in which `by` has not moved yet
+        // give way.
+        if self.following_lines() {
+            self.lines_pressed(now, by);
+        }
+        if self.play.as_ref().and_then(|p| p.press).is_some_and(|p| p.by != by) {
+            // The opponent pressed before the first press was judged: the
+            // first player's move is not coming (the opponent saw the board
+            // and pressed back). Judge that press now, on the board as it
+            // is, so that it is not lost under this one and this one is
+            // taken as the correction it is (7.5.1). On a picture suspect
+            // after lost bytes nothing is judged, as at the deadline; a
+            // request for the whole board still unanswered is no reason to
+            // wait, as the opponent's press shows no move is coming.
+            let lost_bytes = self.suspect_until.is_some_and(|t| t == self.lost_at + super::LOST_BYTES_WAIT);
+            if !lost_bytes {
+                self.judge_press(now);
+            } else if let Some(play) = self.play.as_mut() {
+                // Not judged; but this press is still the correction, not
+                // a press to judge later against a move made meanwhile.
+                play.press = None;
+                play.restoring_press = Some(by);
+            }
+        }
+        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+            return;
+        };
+        if play.restoring_press.is_some_and(|c| c != by) {
+            // The offender pressed: the clock runs as it should again.
+            play.restoring_press = None;
+        }
+        let plies = &play.record.plies;
+        // The press belongs to the mover's latest move if it has not been
+        // pressed for: the last ply, or the one before when the opponent
+        // has already replied.
+        let latest = plies.iter().rposition(|p| p.mover == by).filter(|&i| i + 2 >= plies.len());
+        if let Some(index) = latest
+            && plies[index].pressed_at.is_none()
+        {
+            if index + 1 == plies.len() {
+                self.complete_last(now, Some(clock));
+            } else {
+                let ply = &mut play.record.plies[index];
+                ply.pressed_at = Some(now);
+                ply.clock_ms = Some(if by == Color::White { clock.white_ms } else { clock.black_ms });
+            }
+            self.check_irregular_position(now, by);
+            return;
+        }
+        if play.restoring_press == Some(by) {
+            // After an illegal move the clock is pressed back so that the
+            // offender's time runs again (7.5.1): the correction, not a
+            // press without a move. The offender's replacing move may
+            // already be on the board.
+            play.restoring_press = None;
+            play.press = None;
+            return;
+        }
+        // No move of `by` to complete yet: the board may still be showing
+        // it (a board scans its squares one after another).
+        play.press = Some(Press { by, at: now, deadline: now + self.config.press_grace, clock });
+    }
+
+    /// Deadlines of the game in progress.
+    pub(super) fn handle_game_timers(&mut self, now: Timestamp) {
+        let Some(play) = &self.play else { return };
+        let suspect = self.suspect_until.is_some();
+        if !play.over {
+            if let Some(press) = play.press.filter(|p| p.deadline <= now)
+                && !suspect
+                && !self.ask_board_first(now, press.at)
+            {
+                self.judge_press(now);
+            }
+            let Some(play) = self.play.as_ref() else {
+                return;
+            };
+            let since = play.unexplained_since.unwrap_or(now);
+            if play.out_of_sync_due(&self.config).is_some_and(|t| t <= now)
+                && !matches!(play.status, BoardStatus::OutOfSync { .. })
+                && !suspect
+                && !self.quick_reply_lines(now)
+                && !self.ask_board_first(now, since)
+            {
+                self.out_of_sync(now);
+            }
+            let Some(play) = self.play.as_ref() else {
+                return;
+            };
+            if play.quiet_at.is_some_and(|t| t <= now) {
+                let following = play.lines.is_some();
+                let pending_on_board = play.record.pending().is_some() && play.diff.is_empty() && !following;
+                let play = self.play.as_mut().expect("checked above");
+                play.quiet_at = None;
+                if pending_on_board {
+                    self.complete_last(now, None);
+                }
+                if following {
+                    self.lines_quiet(now);
+                }
+            }
+        }
+        let Some(play) = self.play.as_ref() else {
+            return;
+        };
+        if let Some((since, outcome)) = play.gesture
+            && since + self.config.gesture_hold <= now
+        {
+            self.result_gesture(now, outcome);
+        }
+    }
+
+    /// The grace after a press with no move has passed: what did the
+    /// player press on?
+    fn judge_press(&mut self, now: Timestamp) {
+        if self.settle_at.take().is_some() {
+            self.judge_settled(now);
+        }
+        let since = self.window_start(0);
+        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+            return;
+        };
+        let Some(press) = play.press.take() else {
+            return;
+        };
+        if play.lines.is_some() {
+            // The board is read several ways and the record is behind it:
+            // the press says nothing about the game position.
+            return;
+        }
+        let known = play.known.clone();
+        let ply = play.record.completed_plies();
+        if known.pos.turn() != press.by {
+            // Not this player's move (a clock started the wrong way round).
+            return;
+        }
+        if play.diff.is_empty() {
+            let what = "pressed the clock without making a move (7.5.3)".into();
+            return self.illegal_completed(ply, press, AlertKind::ClockWithoutMove, what, since);
+        }
+        if let Some(m) = pawn_left_on_last_rank(&known, &self.picture) {
+            // 7.5.2: the move is illegal and the pawn is replaced by a queen.
+            self.make_move(press.at, m, super::Source::OnBoard);
+            self.complete_last(press.at, Some(press.clock));
+            let what = format!(
+                "pressed the clock with a pawn on {} not replaced by a new piece (7.5.2); recorded as a queen",
+                m.to()
+            );
+            self.illegal_completed(ply, press, AlertKind::PawnNotReplaced, what, since);
+            self.check_irregular_position(now, press.by);
+            return;
+        }
+        if play.illegal_unresolved || play.ambiguous.is_some() {
+            // The board has not shown the game position since an illegal
+            // move was alerted (or since it jumped ahead by an unknown
+            // path): this press is on the same wrong board, not a new
+            // illegal move, and must not count towards 7.5.5.
+            return;
+        }
+        let squares = play
+            .diff
+            .into_iter()
+            .map(|sq| format!("{sq} ({})", describe_cell(self.picture.get(sq))))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.setup.illegal_moves_stand() {
+            let play = self.play.as_mut().expect("a game is in progress");
+            play.standing = standing_position(&known.pos, &self.picture).map(|(mv, position)| Standing {
+                at: press.at,
+                mv,
+                position: Known::new(position),
+                clock: press.clock,
+            });
+        }
+        let what = format!("pressed the clock on a position no legal move reaches ({squares}) (7.5.1)");
+        self.illegal_completed(ply, press, AlertKind::IllegalMove, what, since);
+    }
+
+    /// An illegal move was completed: alert with what 7.5.5 (and A.3)
+    /// provide for the first and the second one.
+    fn illegal_completed(&mut self, ply: usize, press: Press, kind: AlertKind, what: String, since: Timestamp) {
+        let play = self.play.as_mut().expect("a game is in progress");
+        play.illegal_unresolved = true;
+        if kind != AlertKind::PawnNotReplaced {
+            // The position (and the clock) are put back: the opponent's
+            // next press is the clock's correction.
+            play.restoring_press = Some(!press.by);
+        }
+        play.illegal[press.by] += 1;
+        let count = play.illegal[press.by];
+        let minutes = if self.setup.tempo() == Tempo::Standard { "two minutes" } else { "one minute (A.3)" };
+        let consequence = match count {
+            1 => format!(
+                "first completed illegal move by {}: {minutes} extra for {} (7.5.5)",
+                side_name(press.by),
+                side_name(!press.by)
+            ),
+            _ => format!(
+                "completed illegal move number {count} by {}: the game is lost for {} unless {} cannot checkmate (7.5.5)",
+                side_name(press.by),
+                side_name(press.by),
+                side_name(!press.by)
+            ),
+        };
+        let squares = play.diff.into_iter().collect();
+        let message = format!("{} {what}; {consequence}", side_name(press.by));
+        self.alert_at_ply(ply, press.at, kind, Some(press.by), message, squares, since);
+    }
+
+    /// The opponent's answer to a completed illegal move, if the board shows
+    /// one.
+    pub(super) fn standing_reply(&self) -> Option<Move> {
+        let standing = self.play.as_ref()?.standing.as_ref()?;
+        let diff = self.picture.diff(standing.position.pos.board());
+        match find_move(&standing.position, &self.picture, diff, false) {
+            Found::One(reply) => Some(reply),
+            _ => None,
+        }
+    }
+
+    /// In rapid or blitz without adequate supervision, the opponent's answer
+    /// makes a completed illegal move stand (A.5.2): record it and go on
+    /// from the board.
+    pub(super) fn stand(&mut self, now: Timestamp) {
+        let Some(reply) = self.standing_reply() else { return };
+        let standing = self.play.as_mut().and_then(|p| p.standing.take()).expect("checked above");
+        let by = !standing.position.pos.turn();
+        let since = self.window_start(0);
+        let play = self.play.as_mut().expect("a game is in progress");
+        play.record.push_illegal(standing.mv, standing.position.pos.clone(), standing.at);
+        play.known = standing.position;
+        let index = play.record.plies.len() - 1;
+        let info = super::play::move_info(&play.record, index);
+        self.emit(standing.at, EventKind::MoveMade(info));
+        self.complete_last(standing.at, Some(standing.clock));
+        let written = self.play.as_ref().expect("a game is in progress").record.plies[index].san;
+        self.alert(
+            now,
+            AlertKind::IllegalMoveStands,
+            Some(by),
+            format!(
+                "{} answered the illegal move {written} by {}, so it stands and the game goes on from the position on the board (A.5.2)",
+                side_name(!by),
+                side_name(by)
+            ),
+            Vec::new(),
+            since,
+        );
+        self.after_move(now);
+        self.make_move(now, reply, super::Source::OnBoard);
+    }
+
+    /// After a completed move in rapid or blitz: both kings in check or a
+    /// pawn on its last rank (A.5.4). The first time, the arbiter waits for
+    /// the next move; if it is still there then, the game is drawn.
+    fn check_irregular_position(&mut self, now: Timestamp, by: Color) {
+        let Some(board) = self.picture.to_board() else {
+            return;
+        };
+        let irregular = irregularity(&board);
+        // A regular board with nothing irregular noted before changes
+        // nothing, whatever the tempo: asked first, as the tempo comes from
+        // parsing the `TimeControl` tag and this runs at every press.
+        if irregular.is_none() && self.play.as_ref().is_some_and(|p| p.irregular_at.is_none()) {
+            return;
+        }
+        if !self.setup.illegal_moves_stand() {
+            return;
+        }
+        let play = self.play.as_mut().expect("a game is in progress");
+        let plies = play.record.plies.len();
+        let Some(what) = irregular else {
+            play.irregular_at = None;
+            return;
+        };
+        let message = match play.irregular_at {
+            Some(first) if plies > first => {
+                format!("{what} is still on the board after the next move: the game is drawn (A.5.4)")
+            }
+            Some(_) => return,
+            None => {
+                play.irregular_at = Some(plies);
+                format!(
+                    "{what} after {}'s completed move: if it is still there after the next move, the game is drawn (A.5.4)",
+                    side_name(by)
+                )
+            }
+        };
+        self.alert(now, AlertKind::IrregularPosition, Some(by), message, Vec::new(), now);
+    }
+
+    /// `color`'s flag fell (6.9, 6.4, III.3.1).
+    pub(super) fn handle_flag(&mut self, now: Timestamp, color: Color, clock: ClockState) {
+        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+            return;
+        };
+        // A player's n-th flag marks the end of the n-th period of the time
+        // control; only the last one loses by itself (6.4, 6.9).
+        play.flags[color] += 1;
+        let period = play.flags[color] as usize - 1;
+        let both = clock.white_ms == 0 && clock.black_ms == 0;
+        let time_control: Option<TimeControl> = play.record.tag("TimeControl").and_then(|t| t.parse().ok());
+        let quota = time_control.as_ref().and_then(|tc| tc.quota_by_end_of(period));
+        let moves = play.record.moves_by(color);
+        if let Some(quota) = quota
+            && moves >= quota
+        {
+            let message = format!(
+                "{}'s flag shows the end of period {} although the {quota} moves it requires were completed ({moves} made): no loss (6.4); check the clock's settings",
+                side_name(color),
+                period + 1
+            );
+            self.alert(now, AlertKind::FlagAfterQuota, Some(color), message, Vec::new(), now);
+            return;
+        }
+        let play = self.play.as_ref().expect("a game is in progress");
+        if both {
+            if quota.is_none() {
+                let result = GameResult { outcome: KnownOutcome::Draw, termination: Termination::BothFlagsFallen };
+                self.alert(now, AlertKind::BothFlagsFallen, None, "both flags have fallen and which fell first cannot be told: the game is drawn in the last period (III.3.1)".into(), Vec::new(), now);
+                self.end_game(now, result);
+            } else {
+                self.alert(now, AlertKind::BothFlagsFallen, None, "both flags have fallen and which fell first cannot be told: play on, as this is not the last period (III.3.1)".into(), Vec::new(), now);
+            }
+            return;
+        }
+        let result = flag_result(&play.record, color);
+        let outcome = match result.outcome {
+            KnownOutcome::Draw => format!("a draw, as {} cannot checkmate by any legal sequence", side_name(!color)),
+            KnownOutcome::Decisive { winner } => format!("a win for {}", side_name(winner)),
+        };
+        if self.setup.illegal_moves_stand() {
+            self.alert(
+                now,
+                AlertKind::FlagFallen,
+                Some(color),
+                format!("{}'s flag has fallen: {outcome} once claimed or announced (6.9, A.5.3)", side_name(color)),
+                Vec::new(),
+                now,
+            );
+        } else {
+            self.alert(
+                now,
+                AlertKind::FlagFallen,
+                Some(color),
+                format!("{}'s flag has fallen: {outcome} (6.9)", side_name(color)),
+                Vec::new(),
+                now,
+            );
+            self.end_game(now, result);
+        }
+    }
+
+    /// The kings have stood on the centre squares for `gesture_hold`.
+    fn result_gesture(&mut self, now: Timestamp, outcome: KnownOutcome) {
+        let play = self.play.as_mut().expect("a game is in progress");
+        play.gesture = None;
+        if let Some(result) = play.record.result {
+            if result.outcome != outcome {
+                self.alert(
+                    now,
+                    AlertKind::ResultConflict,
+                    None,
+                    format!(
+                        "the kings show {} but the game already ended {} ({})",
+                        outcome.as_str(),
+                        result.pgn(),
+                        result.termination.describe()
+                    ),
+                    Vec::new(),
+                    now,
+                );
+            }
+            return;
+        }
+        // The first king put on the centre may have been taken for a king
+        // move. With a clock in use a real move is pressed for, so an
+        // unpressed king move onto the centre was the gesture's first half
+        // and is taken back. Without a clock the board cannot tell the two
+        // apart and the move stays (the operator can take it back).
+        let clock_in_use = self.clock.state().is_some();
+        if let Some(last) = play.record.plies.last()
+            && clock_in_use
+            && last.pressed_at.is_none()
+            && let crate::game::PlyMove::Legal(m) = last.mv
+            && m.role() == Role::King
+            && super::gesture::centre().any(|sq| sq == m.to())
+        {
+            let index = play.record.plies.len() - 1;
+            let previous = super::play::move_info(&play.record, index);
+            play.record.pop();
+            self.emit(now, EventKind::MoveRetracted { previous });
+        }
+        let play = self.play.as_mut().expect("a game is in progress");
+        play.resync(&self.picture);
+        self.complete_last(now, None);
+        self.end_game(now, GameResult { outcome, termination: Termination::ResultGesture });
+    }
+}
+
+/// The promotion the board shows with the pawn still standing on the last
+/// rank.
+fn pawn_left_on_last_rank(known: &Known, picture: &Picture) -> Option<Move> {
+    let pos = &known.pos;
+    known.moves().find(|&m| {
+        if m.promotion() != Some(Role::Queen) {
+            return false;
+        }
+        let mut with_queen = picture.clone();
+        with_queen.set(m.to(), Cell::Piece(pos.turn().queen()));
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        picture.get(m.to()) == Cell::Piece(pos.turn().pawn()) && with_queen.agrees_with(after.board())
+    })
+}
+
+/// The position on the board after an illegal move by the side to move,
+/// with the opponent to move, and the move as the board shows it.
+fn standing_position(pos: &Chess, picture: &Picture) -> Option<(IllegalMove, Chess)> {
+    let board = picture.to_board()?;
+    let mover = pos.turn();
+    let before = pos.board();
+    let gone: Bitboard = before.by_color(mover).without(board.by_color(mover));
+    let came =
+        board.by_color(mover).into_iter().filter(|&sq| board.piece_at(sq) != before.piece_at(sq)).collect::<Bitboard>();
+    let (from, to) = (gone.single_square(), came.single_square());
+    let piece = to.and_then(|sq| board.piece_at(sq)).or_else(|| from.and_then(|sq| before.piece_at(sq)))?;
+    let capture = to.is_some_and(|sq| before.color_at(sq) == Some(!mover));
+    let mut setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
+    setup.board = board;
+    setup.turn = !mover;
+    setup.ep_square = None;
+    setup.halfmoves = 0;
+    if mover == Color::Black {
+        setup.fullmoves = setup.fullmoves.saturating_add(1);
+    }
+    let position = lenient_position(setup, pos.castles().mode())?;
+    Some((IllegalMove { piece, from, to, capture }, position))
+}
+
+/// What makes a board irregular under A.5.4, if anything.
+fn irregularity(board: &Board) -> Option<&'static str> {
+    let back_ranks = Bitboard::from_rank(Rank::First) | Bitboard::from_rank(Rank::Eighth);
+    if !(board.pawns() & back_ranks).is_empty() {
+        return Some("a pawn on its last rank");
+    }
+    let in_check = |color: Color| {
+        board.king_of(color).is_some_and(|king| !board.attacks_to(king, !color, board.occupied()).is_empty())
+    };
+    (in_check(Color::White) && in_check(Color::Black)).then_some("both kings in check")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sees_irregular_boards() {
+        let board = |fen: &str| Board::from_ascii_board_fen(fen.as_bytes()).unwrap();
+        assert_eq!(irregularity(&board("4k2P/8/8/8/8/8/8/4K3")), Some("a pawn on its last rank"));
+        assert_eq!(irregularity(&board("4k3/8/8/8/8/8/8/r3K2R")), None, "only White is in check");
+        assert_eq!(irregularity(&board("4k2R/8/8/8/8/8/8/r3K3")), Some("both kings in check"));
+    }
+}

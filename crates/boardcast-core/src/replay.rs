@@ -1,0 +1,221 @@
+//! Replaying a capture in virtual time: the records go through a
+//! [`BoardSession`] exactly as a live board's bytes would, with every
+//! deadline fired at its own time, as fast as the machine can. (Replaying
+//! at recorded speed goes through the async driver instead:
+//! the daemon's `shell::replay`.)
+
+use crate::{
+    alert::Alert,
+    capture::{CaptureError, CaptureHeader, CaptureReader, Record},
+    event::EventKind,
+    game::GameRecord,
+    reconstruct::ReconstructorConfig,
+    session::{BoardSession, Output},
+    time::Timestamp,
+};
+
+/// A capture read from its text.
+#[derive(Debug)]
+pub struct Capture {
+    /// The header.
+    pub header: CaptureHeader,
+    /// The records, up to the first that does not fit the format.
+    pub records: Vec<Record>,
+    /// The first line that does not fit the format, if any.
+    pub error: Option<CaptureError>,
+}
+
+/// Reads a capture's text.
+///
+/// # Errors
+///
+/// When the header does not fit the format. A bad record later on ends the
+/// records there and is kept in [`Capture::error`].
+pub fn read_capture(text: &str) -> Result<Capture, CaptureError> {
+    let reader = CaptureReader::new(text)?;
+    let header = reader.header().clone();
+    let mut records = Vec::new();
+    let mut error = None;
+    for record in reader {
+        match record {
+            Ok(record) => records.push(record),
+            Err(e) => error = Some(e),
+        }
+    }
+    Ok(Capture { header, records, error })
+}
+
+/// Everything a capture produced.
+#[derive(Debug)]
+pub struct Replayed {
+    /// The capture's header.
+    pub header: CaptureHeader,
+    /// Events and notices, in the order the session produced them.
+    pub outputs: Vec<Output>,
+    /// The games, in order.
+    pub games: Vec<GameRecord>,
+    /// The first line that did not fit the format; everything before it was
+    /// replayed.
+    pub error: Option<CaptureError>,
+    /// Records replayed.
+    pub records: usize,
+}
+
+impl Replayed {
+    /// The alerts raised, in order.
+    pub fn alerts(&self) -> impl Iterator<Item = &Alert> {
+        self.outputs.iter().filter_map(|o| match o {
+            Output::Event(e) => match &e.kind {
+                EventKind::Alert(a) => Some(a.as_ref()),
+                _ => None,
+            },
+            Output::Notice(_) => None,
+        })
+    }
+}
+
+/// Replays a capture's text.
+///
+/// # Errors
+///
+/// When the header does not fit the format; a bad record later on stops the
+/// replay there and is returned in [`Replayed::error`] with what came before
+/// it.
+pub fn replay(text: &str, config: &ReconstructorConfig) -> Result<Replayed, CaptureError> {
+    Ok(replay_capture(read_capture(text)?, config))
+}
+
+/// Replays a capture already read.
+pub fn replay_capture(capture: Capture, config: &ReconstructorConfig) -> Replayed {
+    let Capture { header, records, error } = capture;
+    let mut session = BoardSession::for_capture(&header, config.clone());
+    let mut outputs = Vec::new();
+    let mut last = Timestamp::ZERO;
+    for record in &records {
+        session.advance_to(record.t);
+        session.handle_record(record);
+        drain(&mut session, &mut outputs);
+        last = record.t;
+    }
+    session.advance_to(last);
+    session.handle_end(last);
+    drain(&mut session, &mut outputs);
+    Replayed { header, outputs, games: session.into_games(), error, records: records.len() }
+}
+
+/// A live board's session rebuilt from its capture, to carry on where a
+/// stopped (or crashed) daemon left off.
+#[derive(Debug)]
+pub struct Resumed {
+    /// The session, as it was after the last record: the game in progress
+    /// with every move, the clock, the board picture.
+    pub session: BoardSession,
+    /// Everything the records produced, in order (to publish again).
+    pub outputs: Vec<Output>,
+    /// The time of the last record.
+    pub last: Timestamp,
+    /// Records replayed.
+    pub records: usize,
+}
+
+/// Rebuilds a live board's session from `capture`: the same records through
+/// the same code, so the games come out exactly as they were. Unlike
+/// [`replay_capture`] the stream is not ended: pending deadlines stay
+/// pending, and the board goes on from there.
+pub fn resume(capture: &Capture, config: ReconstructorConfig, link: crate::protocol::link::LinkConfig) -> Resumed {
+    let setup = crate::session::setup_from_header(&capture.header);
+    let mut session = BoardSession::live(capture.header.protocol, config, setup, link);
+    // The header's calibration was checked when it was read.
+    let _ = session.set_calibration(&capture.header.calibration);
+    let mut outputs = Vec::new();
+    let mut last = Timestamp::ZERO;
+    for record in &capture.records {
+        session.advance_to(record.t);
+        session.handle_record(record);
+        drain(&mut session, &mut outputs);
+        last = record.t;
+    }
+    session.advance_to(last);
+    drain(&mut session, &mut outputs);
+    Resumed { session, outputs, last, records: capture.records.len() }
+}
+
+/// One message the live daemon would have published, with when (in
+/// milliseconds of the capture).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Published {
+    /// When, since the capture's start.
+    pub t_ms: u64,
+    /// The message.
+    pub publication: crate::publish::Publication,
+}
+
+/// What the live daemon would have published over MQTT for `capture`:
+/// the same feed code, in the capture's time, with the public tree
+/// `public_delay_ms` behind. The board is published under `path`.
+pub fn publications(
+    capture: &Capture,
+    config: &ReconstructorConfig,
+    settings: crate::publish::board::FeedSettings,
+    path: crate::publish::topics::BoardPath,
+    public_delay_ms: u64,
+) -> Vec<Published> {
+    use crate::publish::{board::BoardFeed, hub::Hub};
+    let epoch_ms = capture
+        .header
+        .started_at
+        .as_deref()
+        .and_then(|t| humantime::parse_rfc3339(t).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64);
+    let mut session = BoardSession::for_capture(&capture.header, config.clone());
+    let mut hub = Hub::new(settings.topics.clone(), &settings.boot, public_delay_ms);
+    let mut feed = BoardFeed::new(settings, &capture.header.board, path, epoch_ms, &capture.header.board);
+    let mut published = Vec::new();
+    let mut step = |session: &mut BoardSession, feed: &mut BoardFeed, hub: &mut Hub, t: Timestamp| {
+        let t_ms = t.as_micros() / 1000;
+        // Public copies due before now come out at their own time.
+        while let Some(at) = hub.poll_timeout().filter(|&at| at < t_ms) {
+            hub.handle_timeout(at);
+            while let Some(publication) = hub.poll_publication() {
+                published.push(Published { t_ms: at, publication });
+            }
+        }
+        while let Some(output) = session.poll_output() {
+            feed.handle_output(&output, session.reconstructor());
+        }
+        feed.flush(session.reconstructor());
+        while let Some(item) = feed.poll_item() {
+            hub.handle_item(t_ms, item);
+        }
+        hub.handle_timeout(t_ms);
+        while let Some(publication) = hub.poll_publication() {
+            published.push(Published { t_ms, publication });
+        }
+    };
+    step(&mut session, &mut feed, &mut hub, Timestamp::ZERO);
+    let mut last = Timestamp::ZERO;
+    for record in &capture.records {
+        session.advance_to(record.t);
+        session.handle_record(record);
+        step(&mut session, &mut feed, &mut hub, record.t);
+        last = record.t;
+    }
+    session.advance_to(last);
+    session.handle_end(last);
+    step(&mut session, &mut feed, &mut hub, last);
+    // What the public tree still held back comes out at its time.
+    while let Some(at) = hub.poll_timeout() {
+        hub.handle_timeout(at);
+        while let Some(publication) = hub.poll_publication() {
+            published.push(Published { t_ms: at, publication });
+        }
+    }
+    published
+}
+
+fn drain(session: &mut BoardSession, outputs: &mut Vec<Output>) {
+    while let Some(output) = session.poll_output() {
+        outputs.push(output);
+    }
+}

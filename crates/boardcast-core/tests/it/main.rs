@@ -1,0 +1,27 @@
+//! The core's integration tests, in one binary so that the suite links
+//! once. They need the core and the simulated boards only: no broker, no
+//! serial port, no TLS stack is built to run them.
+//!
+//! - [`rules`] and [`alerts`]: one test per article of the Laws and per
+//!   alert kind, in virtual time;
+//! - [`corpus`]: every real game of the fixtures, replayed with a hall's
+//!   noise in every capture form, comes back move for move;
+//! - [`real_captures`]: the real DGT recordings replay to their games;
+//! - [`millennium`], [`certabo`], [`sentio`]: each board family from bytes
+//!   to moves;
+//! - [`properties`]: decoders and the reconstructor under any input;
+//! - [`pgn_reads_back`]: written PGN reads back as the games written.
+//!
+//! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
+
+mod support;
+
+mod alerts;
+mod certabo;
+mod corpus;
+mod millennium;
+mod pgn_reads_back;
+mod properties;
+mod real_captures;
+mod rules;
+mod sentio;

@@ -1,0 +1,184 @@
+//! Commands that do not prove they come from the operator, through the real
+//! binary and a real broker (the built-in one and a Mosquitto started by
+//! the test): each is refused with its reason on `replies` and the game is
+//! unchanged, while `boardcast ctl` (which signs by itself) succeeds; and
+//! nothing published on the commands topic, however large, stops the feed.
+
+use std::{process::Command as Process, time::Duration};
+
+use crate::support::{
+    live::{Hall, stop},
+    mqtt::{Mosquitto, Subscriber, free_port, wait_listening},
+};
+use boardcast_core::{
+    operator::Command,
+    publish::guard::{MAX_AGE_MS, OperatorKey, request_json, seal},
+};
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+
+const COMMANDS: &str = "boardcast/v1/bridges/hall/commands";
+const GAMES: &str = "livechess-vestland-round1.pgn";
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+/// Publishes one message as a stranger would, waiting for the broker's
+/// acknowledgement.
+fn publish(runtime: &tokio::runtime::Runtime, port: u16, payload: Vec<u8>, retain: bool) {
+    let mut options = MqttOptions::new(format!("stranger-{}", now_ms()), "127.0.0.1", port);
+    options.set_max_packet_size(8 << 20, 8 << 20);
+    runtime.block_on(async {
+        let (client, mut eventloop) = AsyncClient::new(options, 4);
+        client.publish(COMMANDS, QoS::AtLeastOnce, retain, payload).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                if let Event::Incoming(Packet::PubAck(_)) = eventloop.poll().await.unwrap() {
+                    break;
+                }
+            }
+        })
+        .await
+        .unwrap();
+        let _ = client.disconnect().await;
+        let _ = tokio::time::timeout(Duration::from_millis(200), eventloop.poll()).await;
+    });
+}
+
+fn ctl(hall: &Hall, args: &[&str]) -> (i32, String) {
+    let out = Process::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["ctl", "--config"])
+        .arg(hall.dir.join("boardcast.toml"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn tag(id: &str, value: &str, ts_ms: i64, key: &OperatorKey) -> Vec<u8> {
+    let command = Command::SetTags { tags: [("Annotator".to_owned(), value.to_owned())].into_iter().collect() };
+    seal(key, &request_json(id, "b1", ts_ms, &command))
+}
+
+/// Every kind of forged command against the daemon behind `port`.
+fn forged_commands_are_refused(hall: &Hall, port: u16) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let replies = Subscriber::start(&runtime, port, "boardcast/v1/bridges/hall/replies", "arbiter-replies");
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    let pgn_started = || hall.pgn("b1").contains("1. ");
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    while !pgn_started() && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(pgn_started(), "{}", hall.log());
+    let key = OperatorKey::from_hex(&std::fs::read_to_string(hall.dir.join("operator.key")).unwrap()).unwrap();
+    let wrong = OperatorKey::from_bytes([9; 32]);
+    let now = now_ms();
+    let unsigned = format!(
+        r#"{{"id": "unsigned", "board": "b1", "ts_ms": {now}, "command": "set_tags", "tags": {{"Annotator": "forged"}}}}"#
+    )
+    .into_bytes();
+    let untimed =
+        seal(&key, r#"{"id": "untimed", "board": "b1", "command": "set_tags", "tags": {"Annotator": "forged"}}"#);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("unsigned", unsigned, "not a signed command"),
+        ("wrong-key", tag("wrong-key", "forged", now, &wrong), "not signed with this daemon's operator key"),
+        ("stale", tag("stale", "forged", now - MAX_AGE_MS - 60_000, &key), "s old"),
+        ("future", tag("future", "forged", now + 3_600_000, &key), "in the future"),
+        ("untimed", untimed, "no \"ts_ms\""),
+    ];
+    for (id, payload, why) in &cases {
+        publish(&runtime, port, payload.clone(), false);
+        let answered = |r: &[crate::support::mqtt::Received]| r.iter().any(|m| m.json["id"] == *id);
+        assert!(replies.wait_for(Duration::from_secs(10), answered), "{id} answered\n{}", hall.log());
+        let reply = replies.received().into_iter().find(|m| m.json["id"] == *id).unwrap().json;
+        assert_eq!(reply["ok"], false, "{id}: {reply}");
+        assert!(reply["message"].as_str().unwrap().contains(why), "{id}: {reply}");
+    }
+    // A signed command is applied once; the same envelope again is a replay.
+    let genuine = tag("genuine", "first", now_ms(), &key);
+    publish(&runtime, port, genuine.clone(), false);
+    assert!(replies.wait_for(Duration::from_secs(10), |r| r.iter().any(|m| m.json["id"] == "genuine")));
+    publish(&runtime, port, genuine, false);
+    let replayed = |r: &[crate::support::mqtt::Received]| r.iter().filter(|m| m.json["id"] == "genuine").count() == 2;
+    assert!(replies.wait_for(Duration::from_secs(10), replayed));
+    let answers: Vec<_> = replies.received().into_iter().filter(|m| m.json["id"] == "genuine").collect();
+    assert_eq!(answers[0].json["ok"], true, "{}", answers[0].json);
+    assert!(answers[1].json["message"].as_str().unwrap().contains("a replay"), "{}", answers[1].json);
+
+    // A retained command is refused, answered once and cleared.
+    publish(&runtime, port, tag("kept", "retained", now_ms(), &key), true);
+    assert!(replies.wait_for(Duration::from_secs(10), |r| r.iter().any(|m| m.json["id"] == "kept")));
+
+    let (code, said) = ctl(hall, &["b1", "tag", "Annotator", "by ctl"]);
+    assert_eq!(code, 0, "{said}\n{}", hall.log());
+    let pgn = hall.pgn("b1");
+    assert!(pgn.contains("[Annotator \"by ctl\"]"), "{pgn}");
+    assert!(!pgn.contains("forged") && !pgn.contains("retained"), "{pgn}");
+    let kept = replies.received().into_iter().filter(|m| m.json["id"] == "kept").count();
+    assert_eq!(kept, 1, "the retained command is answered once");
+    assert!(hall.log().contains("refused: not signed with this daemon's operator key"), "{}", hall.log());
+    let _ = board.kill();
+    let _ = board.wait();
+}
+
+#[test]
+fn forged_commands_are_refused_on_the_builtin_broker() {
+    // The built-in broker lets anyone publish on the commands topic: the
+    // signature alone keeps strangers out (the managed Mosquitto's ACL
+    // refuses them before: tests/it/security.rs).
+    let hall = Hall::new("commands-embedded");
+    let port = free_port();
+    let mqtt = format!(
+        "[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nbroker = \"builtin\"\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n"
+    );
+    let config = hall.config_with_mqtt(&["b1"], &mqtt);
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(port, Duration::from_secs(10)));
+    forged_commands_are_refused(&hall, port);
+    stop(&mut daemon);
+}
+
+#[test]
+fn forged_commands_are_refused_through_mosquitto() {
+    let hall = Hall::new("commands-mosquitto");
+    let Some(broker) = Mosquitto::start(&hall.dir.join("mosquitto"), false) else { return };
+    let mqtt = format!("[mqtt]\nbridge_id = \"hall\"\nurl = \"mqtt://127.0.0.1:{}\"\n", broker.port);
+    let config = hall.config_with_mqtt(&["b1"], &mqtt);
+    let mut daemon = hall.run(&config);
+    forged_commands_are_refused(&hall, broker.port);
+    stop(&mut daemon);
+}
+
+/// 2 MB on the commands topic (retained and not) through a persistent
+/// Mosquitto: the feed carries every move, also after a daemon restart.
+#[test]
+fn a_two_megabyte_command_never_stops_the_feed() {
+    let hall = Hall::new("commands-huge");
+    let Some(broker) = Mosquitto::start(&hall.dir.join("mosquitto"), true) else { return };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mqtt = format!("[mqtt]\nbridge_id = \"hall\"\nurl = \"mqtt://127.0.0.1:{}\"\n", broker.port);
+    let config = hall.config_with_mqtt(&["b1"], &mqtt);
+    let mut daemon = hall.run(&config);
+    let feed = Subscriber::start(&runtime, broker.port, "boardcast/v1/live/#", "display");
+    std::thread::sleep(Duration::from_secs(2));
+    let huge = vec![b'x'; 2 << 20];
+    publish(&runtime, broker.port, huge.clone(), true);
+    publish(&runtime, broker.port, huge.clone(), false);
+    // The daemon stops and starts again with the message still retained.
+    stop(&mut daemon);
+    publish(&runtime, broker.port, huge, true);
+    let mut daemon = hall.run(&config);
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let san = crate::support::live::game_san(GAMES, 0);
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    let topic = "boardcast/v1/live/event/1/b1/moves";
+    let all_moves =
+        |r: &[crate::support::mqtt::Received]| crate::support::mqtt::game_from_moves(r, topic).0.len() >= san.len();
+    assert!(feed.wait_for(Duration::from_secs(240), all_moves), "{}", hall.log());
+    assert_eq!(crate::support::mqtt::game_from_moves(&feed.received(), topic).0, san);
+    let _ = crate::support::live::wait(&mut board, Duration::from_secs(30));
+    stop(&mut daemon);
+}

@@ -1,0 +1,441 @@
+//! The display pages in a real browser: `boardcast demo` replaying real
+//! games at speed, Debian's headless Chromium driven through chromedriver
+//! (WebDriver JSON over HTTP), and the rendered pages checked: the board,
+//! its moves and running clock, the overview's boards, and the console's
+//! signed command (its MAC checked here with the `hmac` crate) and its
+//! SHA-256/HMAC module against RFC 4231; then, against a Mosquitto the test
+//! starts and publishes to (the feed `replay --mqtt` makes of a real
+//! recording), a made move shown provisional, its amendment replacing it and
+//! its completion making it final, on the board page and the console, and
+//! the console's alerts and bridge notices. Without Chromium the test says
+//! so and passes; under CI (CI=true) it fails.
+
+use std::{
+    io::{Read, Write},
+    net::TcpStream,
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use crate::support::{
+    live::stop,
+    mqtt::{Subscriber, free_port, wait_listening},
+};
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+
+/// A WebDriver session on a headless Chromium.
+struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium with a fresh profile;
+    /// `None` (having said why) when they are not installed and CI is not set.
+    fn start(profile: &Path) -> Option<Self> {
+        let found = |name: &str| Command::new(name).arg("--version").stdout(Stdio::null()).status().is_ok();
+        if !found("chromium") || !found("chromedriver") {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "chromium and chromedriver are needed under CI (apt-get install chromium chromium-driver)"
+            );
+            eprintln!(
+                "skipped: chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"
+            );
+            return None;
+        }
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(wait_listening(port, Duration::from_secs(10)), "chromedriver listens");
+        let mut browser = Self { driver, port, session: String::new() };
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,720",
+        ];
+        let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}});
+        let answer = browser.call("POST", "/session", &caps);
+        browser.session = answer["sessionId"].as_str().unwrap_or_else(|| panic!("a session: {answer}")).to_owned();
+        Some(browser)
+    }
+
+    /// One WebDriver request; its `value`.
+    fn call(&self, method: &str, path: &str, body: &Value) -> Value {
+        let body = body.to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        // chromedriver answers with Content-Length (never chunked) and may
+        // keep the connection open whatever the request said: read the
+        // headers, then exactly the body.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_string();
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap())
+            })
+            .unwrap_or_else(|| panic!("no Content-Length: {head}"));
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).unwrap();
+        let value: Value =
+            serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}: {head}{}", String::from_utf8_lossy(&body)));
+        value["value"].clone()
+    }
+
+    fn open(&self, url: &str) {
+        self.call("POST", &format!("/session/{}/url", self.session), &json!({"url": url}));
+    }
+
+    /// Runs `script` (a function body) in the page; its result.
+    fn run(&self, script: &str) -> Value {
+        self.call("POST", &format!("/session/{}/execute/sync", self.session), &json!({"script": script, "args": []}))
+    }
+
+    /// Waits until `script` returns something truthy; that value.
+    fn wait_for(&self, limit: Duration, script: &str) -> Value {
+        let end = Instant::now() + limit;
+        loop {
+            let value = self.run(script);
+            if !(value.is_null() || value == false || value == 0) {
+                return value;
+            }
+            assert!(Instant::now() < end, "the page never showed: {script}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn screenshot(&self, file: &Path) {
+        let png = self.call("GET", &format!("/session/{}/screenshot", self.session), &json!({}));
+        let bytes = base64(png.as_str().unwrap());
+        std::fs::write(file, bytes).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            self.call("DELETE", &format!("/session/{}", self.session), &json!({}));
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Standard base64 to bytes (screenshots).
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).map(value).collect();
+    let mut out = Vec::new();
+    for chunk in digits.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &d)| n | (u32::from(d) << (18 - 6 * i)));
+        out.extend(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+#[test]
+fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
+    let dir = std::env::temp_dir().join(format!("boardcast-displays-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
+    let (mqtt, ws, http) = (free_port(), free_port(), free_port());
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["demo", "--boards", "2", "--speed", "10"])
+        .args(["--port", &mqtt.to_string(), "--ws-port", &ws.to_string(), "--http-port", &http.to_string()])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::fs::File::create(dir.join("demo.log")).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    // The demo's broker (Mosquitto) lets only its operator account read and
+    // write commands; the console logs in with it.
+    let password = std::fs::read_to_string(dir.join("operator.password")).unwrap_or_default().trim().to_owned();
+    let commands = Subscriber::start_as(
+        &runtime,
+        mqtt,
+        "boardcast/v1/bridges/demo/commands",
+        "test-commands",
+        "operator",
+        &password,
+    );
+    let site = format!("http://127.0.0.1:{http}");
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
+
+    // The demonstration board: the position, the moves, a running clock.
+    browser.open(&format!("{site}/board.html?event=demo&round=1&board=2&lang=de"));
+    browser.wait_for(Duration::from_secs(60), "return document.querySelectorAll('#moves li').length >= 6");
+    let pieces = browser.run("return [...document.querySelectorAll('#board .sq')].filter(s => s.dataset.piece).length");
+    assert!((2..=32).contains(&pieces.as_u64().unwrap()), "pieces on the board: {pieces}");
+    assert_eq!(browser.run("return document.querySelectorAll('#board .sq.last').length"), 2, "the last move is marked");
+    assert_eq!(browser.run("return document.getElementById('link').dataset.state"), "connected");
+    let running = "return document.querySelector('.clock.running')?.textContent";
+    let before = browser.wait_for(Duration::from_secs(30), running);
+    std::thread::sleep(Duration::from_millis(1500));
+    let after = browser.run(running);
+    assert_ne!(before, after, "a running clock counts down");
+    let moves = browser.run("return [...document.querySelectorAll('#moves .san')].map(m => m.textContent).join(' ')");
+    assert!(!moves.as_str().unwrap().contains('N'), "German piece letters: {moves}");
+    browser.screenshot(&shots.join("board.png"));
+
+    // The overview: both boards, with their last moves.
+    browser.open(&format!("{site}/overview.html"));
+    browser
+        .wait_for(Duration::from_secs(20), "return document.querySelectorAll('.card .last:not(:empty)').length == 2");
+    let boards = browser.run("return [...document.querySelectorAll('.card')].map(c => c.dataset.board).join(',')");
+    assert_eq!(boards, "1,2");
+    browser.screenshot(&shots.join("overview.png"));
+
+    // The console: SHA-256 and HMAC against RFC 4231, then a signed command.
+    browser.open(&format!("{site}/console.html"));
+    let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    browser.run(&format!(
+        "sessionStorage.setItem('boardcast-login', JSON.stringify({{username: 'operator', password: '{password}'}})); \
+         sessionStorage.setItem('boardcast-operator-key', '{key}');"
+    ));
+    browser.open(&format!("{site}/console.html"));
+    let vectors = browser.run(
+        "const S = BoardcastSha256; return [S.hex(S.hmac(S.fromHex('0b'.repeat(20)), S.utf8('Hi There'))), \
+         S.hex(S.hmac(S.utf8('Jefe'), S.utf8('what do ya want for nothing?'))), \
+         S.hex(S.hmac(S.fromHex('aa'.repeat(131)), S.utf8('Test Using Larger Than Block-Size Key - Hash Key First')))]",
+    );
+    assert_eq!(
+        vectors,
+        json!([
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        ])
+    );
+    browser.wait_for(Duration::from_secs(20), "return document.querySelectorAll('#command-board option').length == 2");
+    browser.run("const f = document.getElementById('commands'); f.board.value = 'board-1'; f.command.value = 'take_back'; f.requestSubmit();");
+    assert!(commands.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "the console published a command");
+    let envelope = &commands.received()[0].json;
+    let signed = envelope["signed"].as_str().unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&hex(key)).unwrap();
+    mac.update(signed.as_bytes());
+    mac.verify_slice(&hex(envelope["mac"].as_str().unwrap())).expect("the MAC is HMAC-SHA256 of `signed` with the key");
+    let request: Value = serde_json::from_str(signed).unwrap();
+    assert_eq!(request["board"], "board-1");
+    assert_eq!(request["command"], "take_back");
+    assert!(request["id"].is_string() && request["ts_ms"].is_u64(), "{request}");
+    browser.screenshot(&shots.join("console.png"));
+    stop(&mut demo);
+    drop(browser);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+}
+
+/// Publishes to a broker as the test's stand-in for the daemon's feed.
+fn publisher(runtime: &tokio::runtime::Runtime, port: u16) -> rumqttc::AsyncClient {
+    let mut options = rumqttc::MqttOptions::new("test-feed", "127.0.0.1", port);
+    options.set_max_packet_size(2 << 20, 2 << 20);
+    let (client, mut events) = rumqttc::AsyncClient::new(options, 1000);
+    runtime.spawn(async move {
+        loop {
+            if events.poll().await.is_err() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+    client
+}
+
+#[test]
+fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts_and_notices() {
+    let hall = crate::support::live::Hall::new("displays-feed");
+    let config = hall.config(&["idle"]);
+    let dir = config.parent().unwrap().to_path_buf();
+    let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
+    let Some(broker) = crate::support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else { return };
+    let ws = broker.ws_port.unwrap();
+    // What the daemon publishes for a real board recording with an amended
+    // move (1. … 18. Re1 made, then Raf1 instead), from `replay --mqtt`.
+    let feed_file = dir.join("feed.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["replay", "tests/fixtures/dgt-real/dgt-real-1.jsonl", "--mqtt"])
+        .arg(&feed_file)
+        .arg("--pgn")
+        .arg(dir.join("replay.pgn"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let feed: Vec<Value> = std::fs::read_to_string(&feed_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["topic"].as_str().unwrap().contains("/v1/live/"))
+        .collect();
+    let is_state = |l: &Value| l["topic"].as_str().unwrap().ends_with("/state");
+    let amended =
+        feed.iter().position(|l| l["payload"]["kind"] == "amended").expect("the recording has an amended move");
+    let ply = feed[amended]["payload"]["ply"].as_u64().unwrap();
+    let old = feed[amended]["payload"]["replaces"]["san"].as_str().unwrap().to_owned();
+    let new = feed[amended]["payload"]["san"].as_str().unwrap().to_owned();
+    // Three moments: the move made, the move amended, the move completed.
+    let made = (0..amended).rev().find(|&i| is_state(&feed[i])).unwrap();
+    assert_eq!(feed[made]["payload"]["last_move"]["san"], old.as_str());
+    assert_eq!(feed[made]["payload"]["last_move"]["status"], "made");
+    let amended_state = (amended..feed.len()).find(|&i| is_state(&feed[i])).unwrap();
+    assert_eq!(feed[amended_state]["payload"]["last_move"]["san"], new.as_str());
+    let completed = (amended_state..feed.len())
+        .find(|&i| is_state(&feed[i]) && feed[i]["payload"]["completed_plies"].as_u64().unwrap() >= ply)
+        .unwrap();
+
+    // The daemon serves the pages and tells them the test's broker.
+    let http = free_port();
+    let mqtt = format!("[mqtt]\nurl = \"mqtt://127.0.0.1:{}\"\nbridge_id = \"hall-pc\"\n", broker.port);
+    let config = hall.config_with_mqtt(&["idle"], &mqtt);
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[http]\nenabled = false\n",
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\nbroker_ws_url = \"ws://127.0.0.1:{ws}/mqtt\"\n"),
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served: {}", hall.log());
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let client = publisher(&runtime, broker.port);
+    let mut sent = 0;
+    let mut publish_to = |end: usize| {
+        for l in &feed[sent..=end] {
+            let qos = if l["qos"] == 1 { rumqttc::QoS::AtLeastOnce } else { rumqttc::QoS::AtMostOnce };
+            let payload = l["payload"].to_string();
+            runtime.block_on(client.publish(l["topic"].as_str().unwrap(), qos, l["retain"] == true, payload)).unwrap();
+        }
+        sent = end + 1;
+    };
+    let site = format!("http://127.0.0.1:{http}");
+    let board_page = format!("{site}/board.html?tree=live&event=replay&round=1&board=dgt-real-1");
+    browser.open(&format!("{site}/console.html"));
+    browser.run(
+        "sessionStorage.setItem('boardcast-login', JSON.stringify({username: 'arbiter', password: 'x'})); \
+         sessionStorage.setItem('boardcast-operator-key', '00'.repeat(32));",
+    );
+    // The board page's move `ply` and the console's last move, once the
+    // page shows `san`: [provisional, its title, how many moves of that ply,
+    // the last ply listed].
+    let board_move = |san: &str| {
+        browser.open(&board_page);
+        browser.wait_for(
+            Duration::from_secs(20),
+            &format!(
+                "const li = document.querySelector('#moves li[data-ply=\"{ply}\"]'); \
+                 return li && li.querySelector('.san').textContent == '{san}' && \
+                 [li.classList.contains('provisional'), li.title, document.querySelectorAll('#moves li[data-ply=\"{ply}\"]').length, \
+                  Number(document.querySelector('#moves li:last-child').dataset.ply)]"
+            ),
+        )
+    };
+    let console_move = |san: &str| {
+        browser.open(&format!("{site}/console.html"));
+        browser.wait_for(
+            Duration::from_secs(20),
+            &format!(
+                "const li = document.querySelector('#last-moves li[data-board=\"dgt-real-1\"]'); \
+                 return li && li.querySelector('.san').textContent.endsWith(' {san}') && \
+                 [li.classList.contains('provisional'), li.dataset.status, li.dataset.ply, \
+                  document.querySelectorAll('#last-moves li[data-board=\"dgt-real-1\"]').length]"
+            ),
+        )
+    };
+    let why = "made, not yet completed: the clock has not been pressed (article 6.12)";
+
+    // Made: provisional on both pages.
+    publish_to(made);
+    assert_eq!(board_move(&old), json!([true, why, 1, ply]), "a made move is provisional on the board page");
+    assert_eq!(console_move(&old), json!([true, "made", ply.to_string(), 1]), "and on the console");
+    // Amended: the move shown is replaced, not added to; still provisional.
+    publish_to(amended_state);
+    assert_eq!(board_move(&new), json!([true, why, 1, ply]), "the amended move replaces the made one, none is added");
+    assert_eq!(console_move(&new), json!([true, "made", ply.to_string(), 1]));
+    // Completed: the same move, no longer provisional.
+    publish_to(completed);
+    let shown = board_move(&new);
+    assert_eq!(shown.as_array().unwrap()[..3], [json!(false), json!(""), json!(1)], "a completed move is shown final");
+    // Completed by the clock (not by the next move made): the console's
+    // last move is the same one, final.
+    if feed[completed]["payload"]["last_move"]["ply"] == ply {
+        assert_eq!(console_move(&new), json!([false, "completed", ply.to_string(), 1]));
+    }
+
+    // The console: an alert with its article and board, and a notice of
+    // the bridge (the daemon's words when lichess refused a game).
+    browser.open(&format!("{site}/console.html"));
+    browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
+    let state = &feed[completed]["payload"];
+    let alert = json!({"schema": 1, "boot": state["boot"], "session": state["session"], "ts_ms": state["ts_ms"],
+        "board": "dgt-real-1", "game": state["game"], "seq": state["seq"].as_u64().unwrap() + 1000,
+        "article": "4.3.1", "kind": "touched_own_piece", "severity": "irregularity", "ply": ply, "side": "white",
+        "t_us": 1, "message": "White lifted the rook on a1 first and put it back: possible touch-move breach",
+        "squares": ["a1"], "evidence": [{"t_us": 1, "square": "a1", "piece": null}]});
+    let notice = json!({"schema": 1, "ts_ms": 1_795_259_698_145u64, "kind": "lichess", "severity": "error",
+        "message": "lichess refused the token of broadcast round abc12345 (401): make a new token with the study:write scope and set lichess.token_file"});
+    for (topic, payload) in
+        [("boardcast/v1/live/replay/1/dgt-real-1/alerts", &alert), ("boardcast/v1/bridges/hall-pc/notices", &notice)]
+    {
+        runtime.block_on(client.publish(topic, rumqttc::QoS::AtLeastOnce, false, payload.to_string())).unwrap();
+    }
+    let shown = browser.wait_for(
+        Duration::from_secs(20),
+        "const a = document.querySelector('.alert'); const n = document.querySelector('.notice'); \
+         return a && n && [a.dataset.board, a.querySelector('.kind').textContent, a.querySelector('.message').textContent, \
+                           n.dataset.kind, n.dataset.severity, n.querySelector('.message').textContent]",
+    );
+    assert_eq!(
+        shown,
+        json!([
+            "dgt-real-1",
+            "touched_own_piece (article 4.3.1)",
+            alert["message"],
+            "lichess",
+            "error",
+            notice["message"]
+        ])
+    );
+    assert!(
+        browser.run("return document.querySelector('.alert').textContent").as_str().unwrap().contains("dgt-real-1"),
+        "the alert names its board"
+    );
+    stop(&mut daemon);
+    drop(browser);
+}

@@ -1,0 +1,33 @@
+//! The daemon's integration tests, in one binary so that the suite links
+//! once. They run the real `boardcast` binary against simulated boards
+//! behind pseudo-terminals, real MQTT brokers on free ports, real files and
+//! a real browser. (The core's tests are in crates/boardcast-core/tests.)
+//!
+//! - [`live`], [`mixed_hall`], [`paths`], [`recovery`]: boards in a hall,
+//!   unplugged, replugged, a full disk, a restart;
+//! - [`mqtt`], [`commands`], [`operator`], [`security`], [`tls`]: the feed,
+//!   operator commands and who may do what;
+//! - [`displays`]: the pages in headless Chromium;
+//! - [`lichess`]: delivery to a broadcast site;
+//! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
+//! - [`alert_quality`]: alerts scored on a corpus of irregular games;
+//! - [`longday`]: a tournament day, ignored by default (RELIABILITY.md).
+
+mod support;
+
+mod alert_quality;
+mod calibrate;
+mod cli;
+mod commands;
+mod displays;
+mod lichess;
+mod live;
+mod longday;
+mod mixed_hall;
+mod mqtt;
+mod operator;
+mod paths;
+mod recovery;
+mod security;
+mod tls;
+mod udev;

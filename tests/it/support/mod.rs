@@ -1,0 +1,8 @@
+//! Helpers shared by the daemon's integration tests: a hall of simulated
+//! boards behind pseudo-terminals running the real binary ([`live`]), and
+//! real MQTT brokers and subscribers on free ports ([`mqtt`]). The helpers
+//! for the core's own tests are in crates/boardcast-core/tests/it/support.
+#![allow(dead_code, unreachable_pub)]
+
+pub mod live;
+pub mod mqtt;

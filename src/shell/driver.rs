@@ -146,7 +146,8 @@ pub async fn drive(
                         record(RecordBody::Command(command.clone()));
                         let answer = session.handle_command(input.t, &command);
                         if let Some(reply) = reply {
-                            let _ = reply.send(answer);
+                            // The answer goes to the operator as words.
+                            let _ = reply.send(answer.map_err(|e| e.to_string()));
                         }
                     }
                     InputBody::Connected => session.handle_connected(input.t),

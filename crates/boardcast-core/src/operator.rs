@@ -30,6 +30,103 @@ pub const MAX_FEN_CHARS: usize = 128;
 /// Moves one `moves` command enters at most.
 pub const MAX_MOVES: usize = 600;
 
+/// Why a command was refused; nothing changed on the board. The message
+/// says it in words for the operator, with the bad input.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// Not a command: unknown, or a field missing or unknown (serde's words).
+    #[error(
+        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
+    )]
+    Unreadable(String),
+    /// A text longer than the bounds of docs/operator.md.
+    #[error("{what} is {chars} characters long; at most {max}")]
+    TooLong {
+        /// What the text is ("the round", "the value of tag White").
+        what: String,
+        /// Its length in characters.
+        chars: usize,
+        /// The bound.
+        max: usize,
+    },
+    /// A text with a line break or another control character.
+    #[error("{what} contains a line break or another control character")]
+    ControlCharacter {
+        /// What the text is.
+        what: String,
+    },
+    /// More moves in one `moves` command than allowed.
+    #[error("{0} moves in one command; at most {MAX_MOVES}")]
+    TooManyMoves(usize),
+    /// More tags in one `set_tags` command than allowed.
+    #[error("{0} tags in one command; at most {MAX_TAGS}")]
+    TooManyTags(usize),
+    /// A tag name that is not a PGN tag name.
+    #[error("the tag name {0:?} is not a PGN tag name (letters, digits and _ only)")]
+    TagName(String),
+    /// A tag the daemon keeps itself (Result, FEN, SetUp, Variant).
+    #[error("{0} is kept by the daemon itself")]
+    KeptTag(String),
+    /// `next_round` with an empty round.
+    #[error("the round is empty")]
+    EmptyRound,
+    /// Not a result.
+    #[error("{0:?} is not a result: 1-0, 0-1 or 1/2-1/2")]
+    NotAResult(String),
+    /// `set_result 1/2-1/2` with the reason `resignation`.
+    #[error("a resignation does not give a draw")]
+    DrawnResignation,
+    /// No game on the board.
+    #[error("no game on this board")]
+    NoGame,
+    /// The game is over: moves cannot be entered.
+    #[error("the game is over (take back or correct the result first)")]
+    GameOver,
+    /// `take_back` on a game without moves.
+    #[error("the game has no move to take back")]
+    NothingToTakeBack,
+    /// `moves` without moves.
+    #[error("no moves given")]
+    NoMoves,
+    /// A move that is not SAN.
+    #[error("{0:?} is not a move in SAN")]
+    NotSan(String),
+    /// A move that is not legal in the position it would be played in.
+    #[error("{san} is not a legal move in {fen}")]
+    IllegalMove {
+        /// The move as given.
+        san: String,
+        /// The position.
+        fen: String,
+    },
+    /// Not a FEN.
+    #[error("{fen:?} is not a FEN: {reason}")]
+    NotAFen {
+        /// The FEN as given.
+        fen: String,
+        /// What is wrong with it (shakmaty's words).
+        reason: String,
+    },
+    /// A FEN of a position that cannot be played from.
+    #[error("{fen:?} is not a legal position: {reason}")]
+    IllegalPosition {
+        /// The FEN as given.
+        fen: String,
+        /// What is wrong with it (shakmaty's words).
+        reason: String,
+    },
+    /// `promote` with something a pawn cannot become.
+    #[error("{0:?} is not a piece a pawn can become: queen, rook, bishop or knight")]
+    NotAPromotionPiece(String),
+    /// `promote` on a game without a promotion.
+    #[error("the game has no promotion")]
+    NoPromotion,
+    /// `promote` that would make a later move illegal, or meets an illegal
+    /// move that stood (the reason in words).
+    #[error("{0}")]
+    PromotionBreaksGame(String),
+}
+
 /// One command for a board.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
@@ -136,12 +233,8 @@ impl Command {
     /// # Errors
     ///
     /// An unknown command, a missing or unknown field.
-    pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
-        let command: Self = serde_json::from_value(value).map_err(|e| {
-            format!(
-                "{e} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
-            )
-        })?;
+    pub fn from_json(value: serde_json::Value) -> Result<Self, CommandError> {
+        let command: Self = serde_json::from_value(value).map_err(|e| CommandError::Unreadable(e.to_string()))?;
         command.check()?;
         Ok(command)
     }
@@ -153,12 +246,13 @@ impl Command {
     /// # Errors
     ///
     /// What is out of bounds, in words for the operator.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), CommandError> {
         let text = |what: &str, value: &str, max: usize| {
-            if value.chars().count() > max {
-                Err(format!("{what} is {} characters long; at most {max}", value.chars().count()))
+            let chars = value.chars().count();
+            if chars > max {
+                Err(CommandError::TooLong { what: what.to_owned(), chars, max })
             } else if value.chars().any(char::is_control) {
-                Err(format!("{what} contains a line break or another control character"))
+                Err(CommandError::ControlCharacter { what: what.to_owned() })
             } else {
                 Ok(())
             }
@@ -170,20 +264,18 @@ impl Command {
             Self::SetPosition { fen } => text("the FEN", fen, MAX_FEN_CHARS),
             Self::Moves { san } => {
                 if san.len() > MAX_MOVES {
-                    return Err(format!("{} moves in one command; at most {MAX_MOVES}", san.len()));
+                    return Err(CommandError::TooManyMoves(san.len()));
                 }
                 san.iter().try_for_each(|m| text("a move", m, MAX_NAME_CHARS))
             }
             Self::SetTags { tags } => {
                 if tags.len() > MAX_TAGS {
-                    return Err(format!("{} tags in one command; at most {MAX_TAGS}", tags.len()));
+                    return Err(CommandError::TooManyTags(tags.len()));
                 }
                 for (name, value) in tags {
                     text("a tag name", name, MAX_NAME_CHARS)?;
                     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                        return Err(format!(
-                            "the tag name {name:?} is not a PGN tag name (letters, digits and _ only)"
-                        ));
+                        return Err(CommandError::TagName(name.clone()));
                     }
                     text(&format!("the value of tag {name}"), value, MAX_TAG_VALUE_CHARS)?;
                 }
@@ -235,16 +327,16 @@ mod tests {
             Command::from_json(json!({"command": "promote", "piece": "knight"})).unwrap(),
             Command::Promote { piece: "knight".into() }
         );
-        let error = Command::from_json(json!({"command": "resign"})).unwrap_err();
+        let error = Command::from_json(json!({"command": "resign"})).unwrap_err().to_string();
         assert!(error.contains("unknown variant `resign`") && error.contains("commands: new_game"), "{error}");
-        let error = Command::from_json(json!({"command": "next_round"})).unwrap_err();
+        let error = Command::from_json(json!({"command": "next_round"})).unwrap_err().to_string();
         assert!(error.contains("missing field `round`"), "{error}");
     }
 
     #[test]
     fn commands_out_of_bounds_are_refused_with_the_bound() {
         let tags = |name: &str, value: &str| json!({"command": "set_tags", "tags": {name: value}});
-        let refused = |value| Command::from_json(value).unwrap_err();
+        let refused = |value| Command::from_json(value).unwrap_err().to_string();
         assert!(refused(tags("White", "A\n[Event \"x\"]")).contains("line break"));
         assert!(refused(tags("White", &"a".repeat(1025))).contains("1025 characters long; at most 1024"));
         assert!(refused(tags("Whi te", "a")).contains("not a PGN tag name"));

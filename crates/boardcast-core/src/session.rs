@@ -269,7 +269,11 @@ impl BoardSession {
     ///
     /// When the command does not apply (no game in progress, an illegal
     /// move, a result that is not one …): nothing changes then.
-    pub fn handle_command(&mut self, now: Timestamp, command: &crate::operator::Command) -> Result<String, String> {
+    pub fn handle_command(
+        &mut self,
+        now: Timestamp,
+        command: &crate::operator::Command,
+    ) -> Result<String, crate::operator::CommandError> {
         let answer = self.reconstructor.handle_command(now, command);
         self.update_lights();
         answer

@@ -73,8 +73,8 @@ pub enum CaptureErrorKind {
     #[error("the record has more than one of \"rx\", \"tx\", \"board\", \"square\", \"clock\", \"command\"")]
     SeveralContents,
     /// An operator command that is not one.
-    #[error("bad command: {}", short(.0))]
-    BadCommand(String),
+    #[error("bad command: {}", short(&.0.to_string()))]
+    BadCommand(crate::operator::CommandError),
     /// A decoded event in a raw capture, or raw bytes in an `events` capture.
     #[error("a {record:?} record does not belong in a capture of protocol {protocol}")]
     WrongKind {

@@ -49,7 +49,7 @@ pub fn parse_request(payload: &[u8]) -> Result<Request, (String, String)> {
     fields.remove("ts_ms");
     match Command::from_json(Value::Object(fields)) {
         Ok(command) => Ok(Request { id, board, command }),
-        Err(error) => Err((id, error)),
+        Err(error) => Err((id, error.to_string())),
     }
 }
 

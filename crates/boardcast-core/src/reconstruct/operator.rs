@@ -10,7 +10,7 @@ use super::{Reconstructor, Source, known::Known, play::move_info, start::Start};
 use crate::{
     event::{BoardStatus, EventKind},
     game::{GameResult, PlyMove, Termination, end::forced_result_with},
-    operator::{Command, Reason},
+    operator::{Command, CommandError, Reason},
     time::Timestamp,
 };
 
@@ -23,13 +23,13 @@ impl Reconstructor {
     /// # Errors
     ///
     /// When the command does not apply; nothing changes then.
-    pub fn handle_command(&mut self, now: Timestamp, command: &Command) -> Result<String, String> {
+    pub fn handle_command(&mut self, now: Timestamp, command: &Command) -> Result<String, CommandError> {
         match command {
             Command::NewGame => Ok(self.close_game(now)),
             Command::NextRound { round } => {
                 let round = round.trim();
                 if round.is_empty() {
-                    return Err("the round is empty".into());
+                    return Err(CommandError::EmptyRound);
                 }
                 let closed = self.close_game(now);
                 self.set_setup_tag("Round", round);
@@ -81,22 +81,22 @@ impl Reconstructor {
         format!("game {number} closed ({result}); the board waits for the next game")
     }
 
-    fn set_result(&mut self, now: Timestamp, result: &str, reason: Reason) -> Result<String, String> {
+    fn set_result(&mut self, now: Timestamp, result: &str, reason: Reason) -> Result<String, CommandError> {
         let outcome = match result.trim() {
             "1-0" => KnownOutcome::Decisive { winner: Color::White },
             "0-1" => KnownOutcome::Decisive { winner: Color::Black },
             "1/2-1/2" | "½-½" => KnownOutcome::Draw,
-            other => return Err(format!("{other:?} is not a result: 1-0, 0-1 or 1/2-1/2")),
+            other => return Err(CommandError::NotAResult(other.to_owned())),
         };
         let termination = match (reason, outcome) {
-            (Reason::Resignation, KnownOutcome::Draw) => return Err("a resignation does not give a draw".into()),
+            (Reason::Resignation, KnownOutcome::Draw) => return Err(CommandError::DrawnResignation),
             (Reason::Resignation, _) => Termination::Resignation,
             (Reason::Agreement, _) => Termination::Agreement,
             (Reason::Forfeit, _) => Termination::Forfeit,
             (Reason::Arbiter, _) => Termination::Operator,
         };
         let result = GameResult { outcome, termination };
-        let play = self.play.as_mut().ok_or("no game on this board")?;
+        let play = self.play.as_mut().ok_or(CommandError::NoGame)?;
         let number = play.record.number;
         if play.over {
             // A correction of a result already published: said again, in
@@ -112,9 +112,9 @@ impl Reconstructor {
         Ok(format!("game {number}: {} ({})", result.pgn(), termination.describe()))
     }
 
-    fn take_back(&mut self, now: Timestamp) -> Result<String, String> {
-        let play = self.play.as_mut().ok_or("no game on this board")?;
-        let index = play.record.plies.len().checked_sub(1).ok_or("the game has no move to take back")?;
+    fn take_back(&mut self, now: Timestamp) -> Result<String, CommandError> {
+        let play = self.play.as_mut().ok_or(CommandError::NoGame)?;
+        let index = play.record.plies.len().checked_sub(1).ok_or(CommandError::NothingToTakeBack)?;
         let previous = move_info(&play.record, index);
         let reopened = play.over;
         play.record.pop();
@@ -145,25 +145,23 @@ impl Reconstructor {
         Ok(format!("took back {previous}{}", if reopened { "; the game is open again" } else { "" }))
     }
 
-    fn enter_moves(&mut self, now: Timestamp, moves: &[String]) -> Result<String, String> {
-        let play = self.play.as_ref().ok_or("no game on this board")?;
+    fn enter_moves(&mut self, now: Timestamp, moves: &[String]) -> Result<String, CommandError> {
+        let play = self.play.as_ref().ok_or(CommandError::NoGame)?;
         if play.over {
-            return Err("the game is over (take back or correct the result first)".into());
+            return Err(CommandError::GameOver);
         }
         if moves.is_empty() {
-            return Err("no moves given".into());
+            return Err(CommandError::NoMoves);
         }
         // Every move must be legal in turn before any is recorded.
         let mut pos = play.known.pos.clone();
         let mut line = Vec::with_capacity(moves.len());
         for text in moves {
             let fen = Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
-            let san: San = text
-                .trim()
-                .trim_end_matches(['+', '#'])
-                .parse()
-                .map_err(|_| format!("{text:?} is not a move in SAN"))?;
-            let m = san.to_move(&pos).map_err(|_| format!("{text} is not a legal move in {fen}"))?;
+            let san: San =
+                text.trim().trim_end_matches(['+', '#']).parse().map_err(|_| CommandError::NotSan(text.clone()))?;
+            let m =
+                san.to_move(&pos).map_err(|_| CommandError::IllegalMove { san: text.clone(), fen: fen.to_string() })?;
             pos.play_unchecked(m);
             line.push(m);
         }
@@ -188,14 +186,14 @@ impl Reconstructor {
     /// recorded again from it (what a later move captures, its SAN and the
     /// positions change), each change published as `amended`. Refused if a
     /// later move would not be legal with the new piece.
-    fn amend_promotion(&mut self, now: Timestamp, piece: &str) -> Result<String, String> {
+    fn amend_promotion(&mut self, now: Timestamp, piece: &str) -> Result<String, CommandError> {
         let role = promotion_role(piece)?;
-        let play = self.play.as_ref().ok_or("no game on this board")?;
+        let play = self.play.as_ref().ok_or(CommandError::NoGame)?;
         let plies = &play.record.plies;
         let index = plies
             .iter()
             .rposition(|p| matches!(p.mv, PlyMove::Legal(m) if m.is_promotion()))
-            .ok_or("the game has no promotion")?;
+            .ok_or(CommandError::NoPromotion)?;
         let PlyMove::Legal(old) = plies[index].mv else { unreachable!("found as a legal promotion") };
         if old.promotion() == Some(role) {
             return Ok(format!("ply {} already promotes to a {}", index + 1, role_word(role)));
@@ -287,11 +285,15 @@ impl Reconstructor {
         }
     }
 
-    fn set_position(&mut self, now: Timestamp, fen: &str) -> Result<String, String> {
-        let parsed: Fen = fen.trim().parse().map_err(|e| format!("{fen:?} is not a FEN: {e}"))?;
+    fn set_position(&mut self, now: Timestamp, fen: &str) -> Result<String, CommandError> {
+        let parsed: Fen = fen.trim().parse().map_err(|e: shakmaty::fen::ParseFenError| CommandError::NotAFen {
+            fen: fen.to_owned(),
+            reason: e.to_string(),
+        })?;
         let mode = if self.setup.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-        let position: shakmaty::Chess =
-            parsed.into_position(mode).map_err(|e| format!("{fen:?} is not a legal position: {e}"))?;
+        let position: shakmaty::Chess = parsed
+            .into_position(mode)
+            .map_err(|e| CommandError::IllegalPosition { fen: fen.to_owned(), reason: e.to_string() })?;
         let closed = self.close_game(now);
         self.settle_at = None;
         let number = self.next_game;
@@ -303,13 +305,13 @@ impl Reconstructor {
         &mut self,
         now: Timestamp,
         tags: &std::collections::BTreeMap<String, String>,
-    ) -> Result<String, String> {
+    ) -> Result<String, CommandError> {
         for name in tags.keys() {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("{name:?} is not a PGN tag name (letters, digits and _)"));
+                return Err(CommandError::TagName(name.clone()));
             }
             if KEPT_TAGS.contains(&name.as_str()) {
-                return Err(format!("{name} is kept by the daemon itself"));
+                return Err(CommandError::KeptTag(name.clone()));
             }
         }
         for (name, value) in tags {
@@ -331,13 +333,13 @@ impl Reconstructor {
 }
 
 /// The piece named in a `promotion` command.
-fn promotion_role(piece: &str) -> Result<Role, String> {
+fn promotion_role(piece: &str) -> Result<Role, CommandError> {
     match piece.trim().to_ascii_lowercase().as_str() {
         "q" | "queen" => Ok(Role::Queen),
         "r" | "rook" => Ok(Role::Rook),
         "b" | "bishop" => Ok(Role::Bishop),
         "n" | "knight" => Ok(Role::Knight),
-        other => Err(format!("{other:?} is not a piece a pawn can become: queen, rook, bishop or knight")),
+        other => Err(CommandError::NotAPromotionPiece(other.to_owned())),
     }
 }
 
@@ -355,12 +357,15 @@ fn role_word(role: Role) -> &'static str {
 /// The moves of `plies` (the first a promotion) played from `start` with
 /// the promotion to `role`: each later move the same squares (what it
 /// captures may differ), and still legal.
-fn replayed_with(start: &Chess, plies: &[crate::game::Ply], role: Role) -> Result<Vec<Move>, String> {
+fn replayed_with(start: &Chess, plies: &[crate::game::Ply], role: Role) -> Result<Vec<Move>, CommandError> {
     let mut pos = start.clone();
     let mut moves = Vec::with_capacity(plies.len());
     for (i, ply) in plies.iter().enumerate() {
         let PlyMove::Legal(m) = ply.mv else {
-            return Err(format!("ply {} after it is an illegal move that stood", i + 1));
+            return Err(CommandError::PromotionBreaksGame(format!(
+                "ply {} after it is an illegal move that stood",
+                i + 1
+            )));
         };
         let promotion = if i == 0 { Some(role) } else { m.promotion() };
         let same = |l: &Move| {
@@ -368,11 +373,11 @@ fn replayed_with(start: &Chess, plies: &[crate::game::Ply], role: Role) -> Resul
         };
         let Some(again) = pos.legal_moves().into_iter().find(same) else {
             let text = ply.san.to_string();
-            return Err(if i == 0 {
+            return Err(CommandError::PromotionBreaksGame(if i == 0 {
                 format!("{text} cannot promote to a {}", role_word(role))
             } else {
                 format!("{text} would not be legal after promoting to a {}", role_word(role))
-            });
+            }));
         };
         pos.play_unchecked(again);
         moves.push(again);

@@ -7,7 +7,7 @@ use shakmaty::{Bitboard, CastlingMode, Chess, Color, Position, Square, fen::Fen}
 use crate::{
     alert::AlertKind,
     event::{Event, EventKind},
-    operator::Command,
+    operator::{Command, CommandError},
     reconstruct::{GameSetup, Reconstructor, ReconstructorConfig},
     sensor::{Cell, ClockReading, Picture, SensorEvent},
     time::Timestamp,
@@ -106,7 +106,7 @@ impl Hall {
     }
 
     /// The operator's command.
-    fn command(&mut self, command: &Command) -> Result<String, String> {
+    fn command(&mut self, command: &Command) -> Result<String, CommandError> {
         self.catch_up();
         let result = self.reconstructor.handle_command(Timestamp::from_millis(self.ms), command);
         self.events.extend(std::iter::from_fn(|| self.reconstructor.poll_event()));
@@ -356,9 +356,12 @@ fn the_operator_names_the_promoted_piece() {
     hall.play("c8", "d6");
     assert_eq!(hall.moves(), ["b7c8n", "e8f7", "c8d6"]);
     // A piece no pawn can become, and a game without a promotion.
-    assert!(hall.command(&Command::Promote { piece: "king".into() }).is_err());
+    assert_eq!(
+        hall.command(&Command::Promote { piece: "king".into() }),
+        Err(CommandError::NotAPromotionPiece("king".into()))
+    );
     let mut plain = Hall::standard();
-    assert!(plain.command(&Command::Promote { piece: "queen".into() }).is_err());
+    assert_eq!(plain.command(&Command::Promote { piece: "queen".into() }), Err(CommandError::NoPromotion));
 }
 
 #[test]

@@ -178,7 +178,7 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
         }
     }
     let mut changed = std::collections::BTreeSet::new();
-    while let Some(output) = session.poll_output() {
+    let mut each = |output: Output| {
         match &output {
             Output::Notice(notice) if notice.kind == NoticeKind::Link(LinkEvent::Silent) => {
                 if let Some(port) = &outlets.to_port {
@@ -192,24 +192,25 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
             }
             Output::Notice(_) => {}
         }
-        if let Some((feed, _)) = &mut outlets.feed {
-            feed.handle_output(&output, session.reconstructor());
-        }
         // A closed receiver means nobody listens any more; the session still
         // runs to the end so that its games are complete.
         let _ = outlets.outputs.send(output);
+    };
+    match &mut outlets.feed {
+        Some((feed, items)) => feed.pump(session, each, |item| {
+            let _ = items.send(item);
+        }),
+        None => {
+            while let Some(output) = session.poll_output() {
+                each(output);
+            }
+        }
     }
     if !changed.is_empty()
         && let Some(games) = &outlets.games
     {
         let reconstructor = session.reconstructor();
         let _ = games.send(changed.into_iter().filter_map(|n| reconstructor.game_by_number(n)).cloned().collect());
-    }
-    if let Some((feed, items)) = &mut outlets.feed {
-        feed.flush(session.reconstructor());
-        while let Some(item) = feed.poll_item() {
-            let _ = items.send(item);
-        }
     }
 }
 

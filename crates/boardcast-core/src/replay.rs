@@ -151,8 +151,11 @@ pub struct Published {
 }
 
 /// What the live daemon would have published over MQTT for `capture`:
-/// the same feed code, in the capture's time, with the public tree
-/// `public_delay_ms` behind. The board is published under `path`.
+/// the same feed code ([`BoardFeed::pump`](crate::publish::board::BoardFeed::pump)
+/// after every record, as the live driver does after every input, and the
+/// same [`Hub`](crate::publish::hub::Hub)), in the capture's time, with the
+/// public tree `public_delay_ms` behind. The board is published under
+/// `path`.
 pub fn publications(
     capture: &Capture,
     config: &ReconstructorConfig,
@@ -181,13 +184,7 @@ pub fn publications(
                 published.push(Published { t_ms: at, publication });
             }
         }
-        while let Some(output) = session.poll_output() {
-            feed.handle_output(&output, session.reconstructor());
-        }
-        feed.flush(session.reconstructor());
-        while let Some(item) = feed.poll_item() {
-            hub.handle_item(t_ms, item);
-        }
+        feed.pump(session, |_| {}, |item| hub.handle_item(t_ms, item));
         hub.handle_timeout(t_ms);
         while let Some(publication) = hub.poll_publication() {
             published.push(Published { t_ms, publication });

@@ -25,7 +25,7 @@ use crate::{
     game::{GameRecord, MoveStatus, Notation, PlyMove, pgn::to_pgn},
     protocol::BoardInfo,
     reconstruct::Reconstructor,
-    session::{NoticeKind, Output},
+    session::{BoardSession, NoticeKind, Output},
     time::Timestamp,
 };
 
@@ -279,6 +279,24 @@ impl BoardFeed {
                 qos: Qos::AtMostOnce,
                 public: false,
             }));
+        }
+    }
+
+    /// Takes everything `session` has to say, in order, through the feed,
+    /// handing each output on to `each` once the feed has seen it, then
+    /// the batch's items to `items`.
+    ///
+    /// This is the one loop between a session and its publications: the
+    /// live driver and `replay --mqtt` both run it after every input, so a
+    /// replay publishes what the hall would have, by construction.
+    pub fn pump(&mut self, session: &mut BoardSession, mut each: impl FnMut(Output), mut items: impl FnMut(Item)) {
+        while let Some(output) = session.poll_output() {
+            self.handle_output(&output, session.reconstructor());
+            each(output);
+        }
+        self.flush(session.reconstructor());
+        while let Some(item) = self.poll_item() {
+            items(item);
         }
     }
 

@@ -1,23 +1,21 @@
 //! Judging the board: does it show the game, a new move, a changed move, a
 //! result gesture, a new game, or something nothing explains?
 //!
-//! Judging is split in two: [`Reconstructor::verdict`] looks at the board
-//! and the game without changing anything and says what it sees; `act`
-//! carries the verdict out. A verdict is asked for right after every change
+//! Judging is split in two: `verdict.rs` looks at the board and the game
+//! without changing anything and says what it sees, by named rules in a
+//! fixed order; `act`, here, carries the verdict out. A verdict is asked for right after every change
 //! (`settled = false`), when only what cannot be a piece still on its way
 //! is acted on, and once the board has been still for `settle` (or a clock
 //! press says the move is finished), when everything is decided.
 
-use shakmaty::{Color, KnownOutcome, Move, Position, Role};
+use shakmaty::{Move, Position};
 
 use super::{
     Reconstructor, Source,
     describe::{describe_cell, describe_line},
     gesture::result_gesture,
-    known::Known,
-    matcher::{Found, could_continue, effect, find_move, find_sequences, move_then_opponent},
-    occupancy::{Line, shown_capture, sift},
-    start::{Start, find_start, find_wrong_start},
+    start::{find_start, find_wrong_start},
+    verdict::Verdict,
 };
 use crate::{
     alert::{AlertKind, side_name},
@@ -25,47 +23,6 @@ use crate::{
     sensor::Cell,
     time::Timestamp,
 };
-
-/// What the board shows, relative to the game.
-#[derive(Debug)]
-enum Verdict {
-    /// Nothing to do (yet): the board is on its way somewhere.
-    Wait,
-    /// The board shows the game position.
-    InSync,
-    /// Both kings on the centre squares.
-    Gesture(KnownOutcome),
-    /// A new move.
-    Make(Move),
-    /// A promotion an occupancy board cannot identify.
-    MakeUnknownPromotion(Move),
-    /// A move that could still be a piece on its way: remembered, not made.
-    Seen(Move),
-    /// The made move was taken back.
-    Retract,
-    /// The made move was replaced by this one.
-    Amend(Move),
-    /// The remembered move, with the opponent's answer on top of it.
-    SeenThenAnswer(Move),
-    /// Without a clock: the opponent has started, the made move is done.
-    CompletePending,
-    /// Several moves at once, exactly one way (R10).
-    FillIn(Vec<Move>),
-    /// Several moves at once, more than one way.
-    Ambiguous(Vec<Vec<Move>>),
-    /// An occupancy board that can be read more than one way: follow each
-    /// reading until the board tells (`occupancy.rs`).
-    Follow(Vec<Line>),
-    /// The first move shows an occupancy board turned 180° (its start
-    /// position looked the same either way).
-    TurnBoard,
-    /// The opponent answered an illegal move (A.5.2).
-    Standing,
-    /// A new game set up.
-    NewGame(Start),
-    /// Nothing explains the board.
-    Unexplained,
-}
 
 impl Reconstructor {
     /// Judges the board right after a change.
@@ -89,187 +46,6 @@ impl Reconstructor {
             }
             _ => self.judge_waiting(now),
         }
-    }
-
-    /// What the board shows; changes nothing.
-    fn verdict(&self, settled: bool) -> Verdict {
-        let play = self.play.as_ref().expect("a game is in progress");
-        let (known, picture, diff) = (&play.known, &self.picture, play.diff);
-        if diff.is_empty() {
-            return Verdict::InSync;
-        }
-        // Both kings on the centre squares stand next to each other, which
-        // no legal position allows: the result gesture, never a move.
-        if let Some(outcome) = result_gesture(picture) {
-            return Verdict::Gesture(outcome);
-        }
-
-        // A new move from the game position. A move leaves a piece of the
-        // mover on a square where the game has none of it: without one,
-        // no move can be on the board (most sensor events are lifts).
-        let mover = known.pos.turn();
-        let placed = !(diff & picture.by_color(mover)).is_empty() || !(diff & picture.unknown()).is_empty();
-        if placed {
-            match find_move(known, picture, diff, false) {
-                Found::One(m) if settled || !could_continue(known, m) => return Verdict::Make(m),
-                Found::One(m) => return Verdict::Seen(m),
-                Found::Several(moves) => {
-                    if let Some(verdict) = self.one_of(known, &moves, settled) {
-                        return verdict;
-                    }
-                }
-                Found::None => {}
-            }
-        }
-        // On an occupancy board a capture shows only its origin emptied: it
-        // is made once the board saw its target emptied and filled again.
-        let occupancy = self.occupancy();
-        if occupancy
-            && !placed
-            && let Some(verdict) = self.shown_capture(known, diff)
-        {
-            return verdict;
-        }
-
-        // The made move was changed or taken back before completion.
-        if let (Some(pending), Some(before)) = (play.record.pending(), &play.before) {
-            // The board of the position before differs from the current
-            // one only on the squares the made move changed.
-            let changed = match pending.mv {
-                crate::game::PlyMove::Legal(m) => effect(&before.pos, m).squares(),
-                crate::game::PlyMove::Illegal(_) => shakmaty::Bitboard::FULL,
-            };
-            let before_diff = diff.without(changed) | (changed & picture.diff(before.pos.board()));
-            if before_diff.is_empty() {
-                // An occupancy board may have seen moves made since that
-                // lead back to the same squares (Rh8 Ke7 Rh7+ Kd6).
-                return if occupancy { self.follow_moves(false).unwrap_or(Verdict::Retract) } else { Verdict::Retract };
-            }
-            // A changed move leaves the mover's piece where the position
-            // before had none of it.
-            if (2..=4).contains(&before_diff.count())
-                && !(before_diff & (picture.by_color(pending.mover) | picture.unknown())).is_empty()
-                && let Found::One(m) = find_move(before, picture, before_diff, false)
-                && (settled || !could_continue(before, m))
-            {
-                return Verdict::Amend(m);
-            }
-        }
-
-        // The move is on the board and the opponent's hand is already at
-        // work: the moved piece is not on its way any more.
-        // (Once settled, a board two plies on is filled in below instead,
-        // as not seen move by move.)
-        if !settled
-            && placed
-            && diff.count() >= 3
-            && let Some(m) = move_then_opponent(known, picture, diff)
-        {
-            return Verdict::Make(m);
-        }
-        // The board showed a move that was left to settle, and now shows the
-        // opponent's answer on top of it.
-        if let Some((seen, after)) = &play.seen {
-            let after_diff = picture.diff(after.pos.board());
-            let answered = !(after_diff & picture.by_color(!mover)).is_empty()
-                && (matches!(find_move(after, picture, after_diff, false), Found::One(_))
-                    || move_then_opponent(after, picture, after_diff).is_some());
-            if answered {
-                return Verdict::SeenThenAnswer(*seen);
-            }
-        }
-        let pos = &known.pos;
-        let opponents_lifted = |squares: shakmaty::Bitboard, mover: Color| {
-            squares.into_iter().all(|sq| picture.get(sq) == Cell::Empty && pos.board().color_at(sq) == Some(!mover))
-        };
-        // Without a clock, the opponent starting a move completes the made
-        // one (6.2.1 as rules.md reads it for boards without a clock).
-        if !self.clock.running()
-            && let Some(pending) = play.record.pending()
-            && opponents_lifted(diff, pending.mover)
-        {
-            return Verdict::CompletePending;
-        }
-        if !settled {
-            return Verdict::Wait;
-        }
-        // The move is on the board and the opponent has pieces in the air.
-        // (An occupancy board cannot tell whose piece was put down, nor a
-        // capture it did not see from a lifted piece: the lines below
-        // follow every reading.)
-        if !occupancy
-            && let Found::One(m) = find_move(known, picture, diff, true)
-            && opponents_lifted(diff.without(effect(pos, m).squares()), pos.turn())
-        {
-            return Verdict::Make(m);
-        }
-        // Only pieces in the air: a move in progress, however long it takes.
-        // (A capture and recapture on one square can leave this picture too,
-        // but pieces in hand are far likelier, and the next move tells.)
-        // On an occupancy board it is also what a capture shows when the
-        // board did not see the captured piece go: both are followed.
-        if diff.into_iter().all(|sq| picture.get(sq) == Cell::Empty) {
-            return if occupancy { self.follow_moves(true).unwrap_or(Verdict::Wait) } else { Verdict::Wait };
-        }
-
-        // The opponent answered an illegal move: it stands (A.5.2).
-        if self.standing_reply().is_some() {
-            return Verdict::Standing;
-        }
-
-        // An occupancy board's start position looks the same turned 180°:
-        // the first moves tell which way round it is.
-        if play.orientation_open
-            && play.record.plies.is_empty()
-            && let Some(verdict) = self.orientation()
-        {
-            return verdict;
-        }
-
-        // Several moves at once: fast play, or moves made while the board
-        // was not heard (R10). Two or more plies move pieces of both
-        // colours, so a board where only one side's pieces differ (castling
-        // half done, a piece put down on a wrong square) needs no search.
-        // Not after a completed illegal move until the board is restored:
-        // legal moves that happen to lead to the same board would hide it.
-        let board = pos.board();
-        let both_sides =
-            Color::ALL.into_iter().all(|color| !(diff & (board.by_color(color) | picture.by_color(color))).is_empty());
-        // On an occupancy board every reading is followed (`occupancy.rs`);
-        // a square whose piece was replaced shows no difference there, so
-        // both sides' squares need not differ.
-        if occupancy
-            && !play.illegal_unresolved
-            && let Some(verdict) = self.follow_moves(true)
-        {
-            return verdict;
-        }
-        let mut sequences = if both_sides && !play.illegal_unresolved && !occupancy {
-            find_sequences(known, picture, self.config.fill_in_plies, None)
-        } else {
-            Vec::new()
-        };
-        // Lines that differ only before what the board showed (f3 gxf3 or
-        // f4 gxf3 e.p.): the one through the position seen on the board.
-        if let (true, Some((seen, _))) = (sequences.len() > 1, &play.seen) {
-            let through = find_sequences(known, picture, self.config.fill_in_plies, Some(*seen));
-            if through.len() == 1 {
-                sequences = through;
-            }
-        }
-        match sequences.len() {
-            0 => {}
-            1 => return Verdict::FillIn(sequences.pop().expect("one sequence")),
-            _ => return Verdict::Ambiguous(sequences),
-        }
-
-        // A new game set up on the board.
-        if (play.record.plies.len() >= 2 || play.wrong_start)
-            && let Some(start) = find_start(&self.picture_as_reported(), &self.expected)
-        {
-            return Verdict::NewGame(start);
-        }
-        Verdict::Unexplained
     }
 
     /// Carries out a verdict.
@@ -533,72 +309,8 @@ impl Reconstructor {
     }
 }
 
-/// When several moves match because the board cannot tell pieces apart and
-/// they are the same promotion to different pieces: the queen promotion.
-fn unknown_promotion(moves: &[Move]) -> Option<Move> {
-    let first = moves.first()?;
-    let same = moves.iter().all(|m| m.from() == first.from() && m.to() == first.to() && m.is_promotion());
-    if !same {
-        return None;
-    }
-    moves.iter().copied().find(|m| m.promotion() == Some(Role::Queen))
-}
-
-/// What an occupancy board shows, judged out of line: boards that identify
-/// pieces never come here, and their judging stays as small as it was.
+/// Acting on what only an occupancy board shows, out of line.
 impl Reconstructor {
-    /// Several moves look alike on the board (it cannot tell some pieces
-    /// apart): the one the sensor history leaves, or every reading to
-    /// follow once the board has settled.
-    #[cold]
-    #[inline(never)]
-    fn one_of(&self, known: &Known, moves: &[Move], settled: bool) -> Option<Verdict> {
-        if !self.occupancy() {
-            return unknown_promotion(moves).filter(|_| settled).map(Verdict::MakeUnknownPromotion);
-        }
-        match sift(known, &self.changes(), moves, self.last_began())[..] {
-            // The new piece is not seen until the board has settled.
-            [m] if m.is_promotion() => settled.then_some(Verdict::MakeUnknownPromotion(m)),
-            [m] if settled || !could_continue(known, m) => Some(Verdict::Make(m)),
-            [m] => Some(Verdict::Seen(m)),
-            _ if settled => self.follow_moves(false),
-            _ => None,
-        }
-    }
-
-    /// A capture the board saw made while only pieces are lifted.
-    #[cold]
-    #[inline(never)]
-    fn shown_capture(&self, known: &Known, diff: shakmaty::Bitboard) -> Option<Verdict> {
-        let m = shown_capture(known, &self.picture, diff, &self.changes(), self.last_began())?;
-        Some(if m.is_promotion() { Verdict::MakeUnknownPromotion(m) } else { Verdict::Make(m) })
-    }
-
-    /// The readings of the board from the game position, to follow: if
-    /// any has a move (or, with `in_air_too`, if there are several, one of
-    /// them a piece still in the hand).
-    #[cold]
-    #[inline(never)]
-    fn follow_moves(&self, in_air_too: bool) -> Option<Verdict> {
-        let lines = self.lines_from_game(&self.picture, &self.changes());
-        let moved = lines.iter().any(|line| !line.steps.is_empty());
-        (moved || (in_air_too && lines.len() > 1)).then_some(Verdict::Follow(lines))
-    }
-
-    /// Before the first move of a board whose start position looks the
-    /// same turned 180°: whether the board shows moves only when turned.
-    #[cold]
-    #[inline(never)]
-    fn orientation(&self) -> Option<Verdict> {
-        let turned = self.picture.rotated();
-        if self.lines_from_game(&turned, &self.changes().rotated()).is_empty() {
-            return None;
-        }
-        // Both ways (1.e4 e5 is 1.d4 d5 turned): the next move tells.
-        let here = self.lines_from_game(&self.picture, &self.changes());
-        Some(if here.is_empty() { Verdict::TurnBoard } else { Verdict::Wait })
-    }
-
     /// The board turned out to report its squares turned 180°: read it the
     /// other way round from now on (or alert, per configuration).
     fn turn_board(&mut self, now: Timestamp) {

@@ -44,6 +44,7 @@ mod operator;
 mod play;
 mod start;
 mod touch;
+mod verdict;
 
 use std::collections::VecDeque;
 

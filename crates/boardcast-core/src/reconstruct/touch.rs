@@ -8,7 +8,7 @@
 
 use std::{collections::VecDeque, time::Duration};
 
-use shakmaty::{Chess, Move, Piece, Position, Square};
+use shakmaty::{Chess, Color, Move, Piece, Position, Square};
 
 use super::{known::Known, matcher};
 use crate::{
@@ -291,7 +291,8 @@ pub(crate) struct TouchFinding {
     pub(crate) t: Timestamp,
 }
 
-/// What the lifts since `since` say about move `m` made from `pos`.
+/// What the lifts since `since` say about move `m` made from `known`: one
+/// finding per breach, one function per article.
 pub(crate) fn touch_findings(
     log: &SensorLog,
     since: Timestamp,
@@ -304,53 +305,73 @@ pub(crate) fn touch_findings(
     if !m.is_castle() && !log.any_put_back(since) {
         return Vec::new();
     }
-    let pos = &known.pos;
-    let mover = pos.turn();
-    let lifts = log.lifts(since);
-    let moved = matcher::origins(m);
-    let captured = captured_square(m);
-    let touched = |l: &&Lift| match l.back {
-        Some(back) => back.saturating_since(l.up) >= touch_min,
-        None => true,
-    };
-    let mut findings = Vec::new();
+    let touch = Touches { known, m, lifts: log.lifts(since), touch_min };
+    [touch.own_piece_touched_first(), touch.opponents_piece_touched_first(), touch.rook_touched_before_king()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
 
-    // 4.3.1: the first own piece touched that can move must be moved.
-    let first_own = lifts
-        .iter()
-        .filter(|l| l.piece.color == mover && pos.board().piece_at(l.square) == Some(l.piece))
-        .filter(touched)
-        .find(|l| moved.contains(l.square) || can_move(known, l.square));
-    if let Some(l) = first_own
-        && !moved.contains(l.square)
-        && l.back.is_some()
-    {
-        findings.push(TouchFinding {
+/// The lifts made while a move was being made, and the move.
+struct Touches<'a> {
+    known: &'a Known,
+    m: Move,
+    lifts: Vec<Lift>,
+    touch_min: Duration,
+}
+
+impl Touches<'_> {
+    /// Whether a lift was a touch: long enough to be deliberate (a piece
+    /// still in the hand counts).
+    fn touched(&self, lift: &Lift) -> bool {
+        lift.back.is_none_or(|back| back.saturating_since(lift.up) >= self.touch_min)
+    }
+
+    /// The first lift, in time, of a piece of `color` still on its square
+    /// in the game, touched deliberately, that `counts`.
+    fn first_touched(&self, color: Color, counts: impl Fn(&Lift) -> bool) -> Option<&Lift> {
+        let board = self.known.pos.board();
+        self.lifts
+            .iter()
+            .filter(|l| l.piece.color == color && board.piece_at(l.square) == Some(l.piece))
+            .filter(|l| self.touched(l))
+            .find(|l| counts(l))
+    }
+
+    /// 4.3.1: the first own piece touched that can move must be moved.
+    fn own_piece_touched_first(&self) -> Option<TouchFinding> {
+        let pos = &self.known.pos;
+        let mover = pos.turn();
+        let moved = matcher::origins(self.m);
+        let l = self.first_touched(mover, |l| moved.contains(l.square) || can_move(self.known, l.square))?;
+        if moved.contains(l.square) || l.back.is_none() {
+            return None;
+        }
+        Some(TouchFinding {
             kind: AlertKind::TouchedOwnPiece,
             message: format!(
                 "{} lifted the {} on {} first and put it back, then moved {}: possible touch-move breach",
                 side_name(mover),
                 role_name(l.piece),
                 l.square,
-                describe_move(pos, m)
+                describe_move(pos, self.m)
             ),
             squares: vec![l.square],
             t: l.up,
-        });
+        })
     }
 
-    // 4.3.2: the first opponent's piece touched that can be captured must be
-    // captured.
-    let first_theirs = lifts
-        .iter()
-        .filter(|l| l.piece.color != mover && pos.board().piece_at(l.square) == Some(l.piece))
-        .filter(touched)
-        .find(|l| Some(l.square) == captured || can_be_captured(known, l.square));
-    if let Some(l) = first_theirs
-        && Some(l.square) != captured
-        && l.back.is_some()
-    {
-        findings.push(TouchFinding {
+    /// 4.3.2: the first opponent's piece touched that can be captured must
+    /// be captured.
+    fn opponents_piece_touched_first(&self) -> Option<TouchFinding> {
+        let pos = &self.known.pos;
+        let mover = pos.turn();
+        let captured = captured_square(self.m);
+        let l = self.first_touched(!mover, |l| Some(l.square) == captured || can_be_captured(self.known, l.square))?;
+        if Some(l.square) == captured || l.back.is_none() {
+            return None;
+        }
+        Some(TouchFinding {
             kind: AlertKind::TouchedOpponentPiece,
             message: format!(
                 "the {} {} on {} was lifted first and put back, then {} moved {} without capturing it: possible touch-move breach",
@@ -358,31 +379,31 @@ pub(crate) fn touch_findings(
                 role_name(l.piece),
                 l.square,
                 side_name(mover),
-                describe_move(pos, m)
+                describe_move(pos, self.m)
             ),
             squares: vec![l.square],
             t: l.up,
-        });
+        })
     }
 
-    // 4.4.2: castling is not allowed after touching the rook first.
-    if let Move::Castle { king, rook } = m {
-        let up = |sq: Square| lifts.iter().filter(touched).find(|l| l.square == sq).map(|l| l.up);
-        if let (Some(rook_up), Some(king_up)) = (up(rook), up(king))
-            && king_up.saturating_since(rook_up) >= touch_min
-        {
-            findings.push(TouchFinding {
-                kind: AlertKind::RookBeforeKing,
-                message: format!(
-                    "{} lifted the rook on {rook} before the king on {king} and then castled: castling is not allowed after touching the rook first",
-                    side_name(mover)
-                ),
-                squares: vec![rook, king],
-                t: rook_up,
-            });
+    /// 4.4.2: castling is not allowed after touching the rook first.
+    fn rook_touched_before_king(&self) -> Option<TouchFinding> {
+        let Move::Castle { king, rook } = self.m else { return None };
+        let up = |sq: Square| self.lifts.iter().filter(|l| self.touched(l)).find(|l| l.square == sq).map(|l| l.up);
+        let (rook_up, king_up) = (up(rook)?, up(king)?);
+        if king_up.saturating_since(rook_up) < self.touch_min {
+            return None;
         }
+        Some(TouchFinding {
+            kind: AlertKind::RookBeforeKing,
+            message: format!(
+                "{} lifted the rook on {rook} before the king on {king} and then castled: castling is not allowed after touching the rook first",
+                side_name(self.known.pos.turn())
+            ),
+            squares: vec![rook, king],
+            t: rook_up,
+        })
     }
-    findings
 }
 
 /// `"1.2 s"`: a duration for messages.

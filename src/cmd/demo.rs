@@ -5,8 +5,9 @@
 //! the feed carries them.
 
 use std::{
+    fmt::Write as _,
     net::{SocketAddr, TcpListener},
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::ExitCode,
     time::Duration,
 };
@@ -17,18 +18,17 @@ use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use tokio_util::sync::CancellationToken;
 
 use boardcast::{
-    accounts::{Account, Anonymous, Role, SALT_BYTES, hash_password},
-    config::{Board, BrokerChoice, Embedded, FindBoard, Http, Mqtt},
+    accounts::{Account, Role, SALT_BYTES, hash_password},
     shell::{
         mqtt::mosquitto::{hex, random},
         simulate::{self, SimulateSettings},
     },
 };
 use boardcast_core::{
-    capture::{Record, RecordBody},
-    protocol::{Protocol, link::LinkConfig},
-    publish::{render::Language, topics::BoardPath},
-    reconstruct::{ReconstructorConfig, WhiteClock},
+    capture::{CaptureHeader, Record, RecordBody},
+    game::TimeControl,
+    protocol::Protocol,
+    reconstruct::ReconstructorConfig,
     replay::read_capture,
     sensor::ClockSide,
 };
@@ -102,66 +102,13 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let ws_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.ws_port, 8083)?));
     let http_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.http_port, 8080)?));
     let captures = demo_captures(args.boards)?;
-    let boards: Vec<Board> = captures
-        .iter()
-        .enumerate()
-        .map(|(i, (header, _))| {
-            let n = i + 1;
-            // The players of the game each board replays.
-            let mut tags = vec![("Event".into(), "boardcast demo".into()), ("Round".into(), "1".into())];
-            tags.push(("Board".into(), n.to_string()));
-            for tag in ["White", "Black", "TimeControl"] {
-                if let Some(value) = header.game_tag(tag) {
-                    tags.push((tag.into(), value.into()));
-                }
-            }
-            Board {
-                name: format!("board-{n}"),
-                protocol: Protocol::Dgt,
-                find: FindBoard::Port(dir.join(format!("board-{n}.tty"))),
-                white_clock: WhiteClock::Auto,
-                chess960: false,
-                path: BoardPath::new("demo", "1", &n.to_string()),
-                tags,
-                rules: None,
-                supervised: false,
-                rotated_board: None,
-                leds: Default::default(),
-                calibration: None,
-            }
-        })
-        .collect();
-    let plan = Plan {
-        boards,
-        reconstruction: scaled(ReconstructorConfig::default(), args.speed),
-        link: LinkConfig::default(),
-        reconnect_max: Duration::from_secs(2),
-        extra_ports: Vec::new(),
-        recording: Some(dir.join("captures")),
-        pgn_dir: dir.join("pgn"),
-        key_file: dir.join("operator.key"),
-        mqtt: Some(Mqtt {
-            broker: BrokerChoice::Embedded(Embedded {
-                // The demo's pages and its move printer read the live tree
-                // without an account: it listens on loopback only.
-                anonymous: Anonymous::Live,
-                accounts_file: dir.join("accounts"),
-                ..Embedded::on(listen, Some(ws_listen))
-            }),
-            credentials: None,
-            password_file: None,
-            root: "boardcast".into(),
-            bridge_id: "demo".into(),
-            public_delay: Duration::from_secs(args.public_delay_s),
-            keep_alive: Duration::from_secs(15),
-            languages: Language::ALL.to_vec(),
-            queue_limit: 100_000,
-            ca_file: None,
-        }),
-        http: Some(Http { listen: http_listen, broker_ws_url: None }),
-        public_delay: Duration::from_secs(args.public_delay_s),
-        lichess: None,
-    };
+    // The demo runs through the configuration code like `boardcast run`:
+    // what it runs is a file the newcomer can read and start from.
+    let text = demo_config(&args, &dir, &captures, listen, ws_listen, http_listen);
+    let config_file = dir.join("boardcast.toml");
+    std::fs::write(&config_file, &text).with_context(|| format!("writing {}", config_file.display()))?;
+    let config = super::settings::from_text(&text, &config_file)?;
+    let plan = Plan::from_config(&config, &config_file.display().to_string())?;
     operator_account(&dir)?;
     super::logging::init(super::logging::LogFormat::Text, "info");
     let runtime =
@@ -241,20 +188,77 @@ fn operator_account(dir: &std::path::Path) -> anyhow::Result<()> {
     super::accounts::save(&dir.join("accounts"), &[account])
 }
 
-/// The judging times for games played `speed` times faster than real
-/// play: a board must settle for 300 ms of the game's time, not of ours.
-fn scaled(config: ReconstructorConfig, speed: f64) -> ReconstructorConfig {
-    let scale = |d: Duration| d.div_f64(speed.max(1.0)).max(Duration::from_millis(1));
-    ReconstructorConfig {
-        settle: scale(config.settle),
-        touch_min: scale(config.touch_min),
-        release_min: scale(config.release_min),
-        out_of_sync_after: scale(config.out_of_sync_after),
-        gesture_hold: scale(config.gesture_hold),
-        press_grace: scale(config.press_grace),
-        quiet_completion: scale(config.quiet_completion),
-        ..config
+/// The demo's configuration: the built-in defaults but for its boards
+/// (behind pseudo-terminals in `dir`), its folders, its broker and page
+/// ports on loopback, and judging times scaled to the speed.
+fn demo_config(
+    args: &DemoArgs,
+    dir: &Path,
+    captures: &[(CaptureHeader, Vec<Record>)],
+    listen: SocketAddr,
+    ws_listen: SocketAddr,
+    http_listen: SocketAddr,
+) -> String {
+    // A JSON string is a valid TOML basic string (the same escapes), so
+    // any folder name is quoted safely.
+    let quote = |text: &str| serde_json::to_string(text).expect("strings serialise");
+    let path = |name: &str| quote(&dir.join(name).display().to_string());
+    let mut text = format!(
+        "# What `boardcast demo` runs: the defaults (`boardcast config default`) but\n\
+         # for the keys below. `boardcast run --config` takes a file like this one;\n\
+         # give real boards their port or serial (docs/boards.md).\n\n\
+         [log]\nformat = \"text\"\nlevel = \"info\"\n\n\
+         [recording]\ndir = {captures}\n\n\
+         [pgn]\ndir = {pgn}\n\n\
+         [operator]\nkey_file = {key}\n\n\
+         [broadcast]\nevent = \"demo\"\nround = \"1\"\n\n\
+         [link]\nreconnect_max_ms = 2000\n\n\
+         [mqtt]\nbridge_id = \"demo\"\npublic_delay_s = {delay}\n\n\
+         # The demo's pages and its move printer read the live tree without an\n\
+         # account: it listens on loopback only.\n\
+         [mqtt.embedded]\nlisten = \"{listen}\"\nws_listen = \"{ws_listen}\"\naccounts_file = {accounts}\nanonymous = \"live\"\n\n\
+         [http]\nlisten = \"{http_listen}\"\n\n",
+        captures = path("captures"),
+        pgn = path("pgn"),
+        key = path("operator.key"),
+        delay = args.public_delay_s,
+        accounts = path("accounts"),
+    );
+    // Games played `speed` times faster than real play: a board must
+    // settle for 300 ms of the game's time, not of ours.
+    let scale = |ms: u64| ((ms as f64 / args.speed.max(1.0)).round() as u64).max(1);
+    let r = ReconstructorConfig::default();
+    let ms = |d: Duration| scale(d.as_millis() as u64);
+    let _ = write!(
+        text,
+        "# Judging times scaled to --speed {speed}.\n[reconstruction]\nsettle_ms = {}\ntouch_min_ms = {}\n\
+         release_min_ms = {}\nout_of_sync_ms = {}\ngesture_hold_ms = {}\npress_grace_ms = {}\nquiet_completion_ms = {}\n",
+        ms(r.settle),
+        ms(r.touch_min),
+        ms(r.release_min),
+        ms(r.out_of_sync_after),
+        ms(r.gesture_hold),
+        ms(r.press_grace),
+        ms(r.quiet_completion),
+        speed = args.speed,
+    );
+    for (i, (header, _)) in captures.iter().enumerate() {
+        let n = i + 1;
+        let _ = write!(
+            text,
+            "\n[[boards]]\nname = \"board-{n}\"\nprotocol = \"dgt\"\nport = {}\nboard = \"{n}\"\n",
+            path(&format!("board-{n}.tty"))
+        );
+        // The players of the game each board replays.
+        for (tag, key) in [("White", "white"), ("Black", "black"), ("TimeControl", "time_control")] {
+            let Some(value) = header.game_tag(tag) else { continue };
+            if tag == "TimeControl" && value.parse::<TimeControl>().is_err() {
+                continue;
+            }
+            let _ = writeln!(text, "{key} = {}", quote(value));
+        }
     }
+    text
 }
 
 /// `preferred` if given, else `usual` if it is free, else any free port.
@@ -271,7 +275,7 @@ fn pick_port(preferred: Option<u16>, usual: u16) -> anyhow::Result<u16> {
 
 /// The captures the simulated boards play: the real recordings first, then
 /// real games played by simulated hands.
-fn demo_captures(boards: usize) -> anyhow::Result<Vec<(boardcast_core::capture::CaptureHeader, Vec<Record>)>> {
+fn demo_captures(boards: usize) -> anyhow::Result<Vec<(CaptureHeader, Vec<Record>)>> {
     let mut captures = Vec::new();
     for (n, text) in RECORDINGS.iter().enumerate().take(boards) {
         let capture = read_capture(text).with_context(|| format!("the bundled recording {}", n + 1))?;
@@ -315,6 +319,9 @@ fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
     outln!("demo: a display needs only the round summary:");
     outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/public/demo/1/summary'", ready.root);
     outln!("demo: PGN files are in {}", pgn_dir.display());
+    if let Some(dir) = pgn_dir.parent() {
+        outln!("demo: the configuration it runs is {} (a start for your own)", dir.join("boardcast.toml").display());
+    }
     if let Some(dir) = pgn_dir.parent() {
         outln!("demo: operator commands are signed with the key the demo made, e.g.:");
         let login = if ready.managed {

@@ -17,6 +17,18 @@ pub(crate) struct Loaded {
     pub(crate) sources: Vec<String>,
 }
 
+/// The configuration of `text` (a whole file's worth) over the built-in
+/// defaults, for a command that makes its own (`boardcast demo`); `file`
+/// names it in messages.
+pub(crate) fn from_text(text: &str, file: &Path) -> anyhow::Result<Config> {
+    config::Config::builder()
+        .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
+        .add_source(File::from_str(text, FileFormat::Toml))
+        .build()
+        .and_then(config::Config::try_deserialize)
+        .with_context(|| format!("reading the configuration {}", file.display()))
+}
+
 /// Reads the configuration.
 pub(crate) fn load(file: Option<&Path>) -> anyhow::Result<Loaded> {
     let mut sources = vec!["built-in defaults".to_owned()];

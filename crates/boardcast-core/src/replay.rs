@@ -172,20 +172,23 @@ pub fn publications(
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_millis() as i64);
     let mut session = BoardSession::for_capture(&capture.header, config.clone());
-    let mut hub = Hub::new(settings.topics.clone(), &settings.boot, public_delay_ms);
+    let mut hub = Hub::new(settings.topics.clone(), &settings.boot, std::time::Duration::from_millis(public_delay_ms));
     let mut feed = BoardFeed::new(settings, &capture.header.board, path, epoch_ms, &capture.header.board);
     let mut published = Vec::new();
     let mut step = |session: &mut BoardSession, feed: &mut BoardFeed, hub: &mut Hub, t: Timestamp| {
+        // Published messages carry whole milliseconds; the hub runs on the
+        // same, as the live publisher's clock does.
         let t_ms = t.as_micros() / 1000;
+        let now = Timestamp::from_millis(t_ms);
         // Public copies due before now come out at their own time.
-        while let Some(at) = hub.poll_timeout().filter(|&at| at < t_ms) {
+        while let Some(at) = hub.poll_timeout().filter(|&at| at < now) {
             hub.handle_timeout(at);
             while let Some(publication) = hub.poll_publication() {
-                published.push(Published { t_ms: at, publication });
+                published.push(Published { t_ms: at.as_micros() / 1000, publication });
             }
         }
-        feed.pump(session, |_| {}, |item| hub.handle_item(t_ms, item));
-        hub.handle_timeout(t_ms);
+        feed.pump(session, |_| {}, |item| hub.handle_item(now, item));
+        hub.handle_timeout(now);
         while let Some(publication) = hub.poll_publication() {
             published.push(Published { t_ms, publication });
         }
@@ -205,7 +208,7 @@ pub fn publications(
     while let Some(at) = hub.poll_timeout() {
         hub.handle_timeout(at);
         while let Some(publication) = hub.poll_publication() {
-            published.push(Published { t_ms: at, publication });
+            published.push(Published { t_ms: at.as_micros() / 1000, publication });
         }
     }
     published

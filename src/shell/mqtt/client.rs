@@ -35,12 +35,15 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BrokerUrl, Scheme};
-use boardcast_core::publish::{
-    Item, Publication, Qos,
-    commands::commands_topic,
-    hub::Hub,
-    outbox::{Outbox, Refused},
-    topics::Topics,
+use boardcast_core::{
+    publish::{
+        Item, Publication, Qos,
+        commands::commands_topic,
+        hub::Hub,
+        outbox::{Outbox, Refused},
+        topics::Topics,
+    },
+    time::Timestamp,
 };
 
 /// The largest message the client sends or accepts (a long PGN is tens of
@@ -120,9 +123,10 @@ pub async fn run(
     let stop_loop = CancellationToken::new();
     let event_loop = tokio::spawn(drive_event_loop(eventloop, loop_tx, stop_loop.clone()));
 
+    // The hub's time: a monotonic clock from here (the wall clock may jump).
     let origin = Instant::now();
-    let now_ms = || origin.elapsed().as_millis() as u64;
-    let mut hub = Hub::new(settings.topics.clone(), &settings.boot, settings.public_delay.as_millis() as u64);
+    let now = || Timestamp::from_micros(origin.elapsed().as_micros() as u64);
+    let mut hub = Hub::new(settings.topics.clone(), &settings.boot, settings.public_delay);
     let mut outbox = Outbox::new(settings.queue_limit, MAX_PACKET - 1024);
     outbox.handle_publication(&bridge_status(&settings, "online"));
     let mut refused = Refused::default();
@@ -130,14 +134,14 @@ pub async fn run(
     let commands_topic = commands_topic(&settings.topics);
     while open {
         hand_over(&mut outbox, &client);
-        let wake = hub.poll_timeout().map(|at| origin + Duration::from_millis(at));
+        let wake = hub.poll_timeout().map(|at| origin + at.saturating_since(Timestamp::ZERO));
         tokio::select! {
             item = items.recv() => match item {
                 Some(item) => {
-                    hub.handle_item(now_ms(), item);
+                    hub.handle_item(now(), item);
                     // Take whatever else is waiting before handing over.
                     while let Ok(item) = items.try_recv() {
-                        hub.handle_item(now_ms(), item);
+                        hub.handle_item(now(), item);
                     }
                     while let Some(publication) = hub.poll_publication() {
                         outbox.handle_publication(&publication);
@@ -157,7 +161,7 @@ pub async fn run(
                 None => open = false,
             },
             () = sleep_until(wake.unwrap_or_else(far_future)), if wake.is_some() => {
-                hub.handle_timeout(now_ms());
+                hub.handle_timeout(now());
                 while let Some(publication) = hub.poll_publication() {
                     outbox.handle_publication(&publication);
                 }
@@ -171,7 +175,7 @@ pub async fn run(
 
     // Every board has stopped: deliver what is left (for a few seconds at
     // most if the broker is away), say the bridge is offline, disconnect.
-    hub.handle_stop(now_ms());
+    hub.handle_stop(now());
     while let Some(publication) = hub.poll_publication() {
         outbox.handle_publication(&publication);
     }

@@ -7,7 +7,7 @@
 //! both trees.
 //!
 //! A summary goes out at once when it changes, then at most once every
-//! [`SUMMARY_EVERY_MS`] while it keeps changing. Every board's state
+//! [`SUMMARY_EVERY`] while it keeps changing. Every board's state
 //! changes with every clock reading, once a second; rebuilding and sending
 //! the whole round for each would cost the square of the number of boards
 //! (500 boards: 500 summaries of 500 entries a second, some 75 MB/s of
@@ -19,10 +19,14 @@
 //! (`ts_ms`, and fields ending in `_at_ms`) is moved forward by the delay:
 //! the public clock then runs exactly as the live one did, `delay` ago.
 //!
-//! Times here are milliseconds of a monotonic clock the caller keeps (not
-//! the wall clock, which may jump); only payload times are wall-clock.
+//! Times here are [`Timestamp`]s of a monotonic clock the caller keeps (the
+//! session clock live, the capture's time in a replay; never the wall
+//! clock, which may jump); only payload times are wall-clock.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::{
+    collections::{BTreeMap, VecDeque},
+    time::Duration,
+};
 
 use serde_json::{Map, Value, json};
 
@@ -30,9 +34,10 @@ use super::{
     Item, Publication, Qos,
     topics::{RoundPath, Topics, Tree},
 };
+use crate::time::Timestamp;
 
 /// A round's summary goes out at most this often (per tree).
-pub const SUMMARY_EVERY_MS: u64 = 1_000;
+pub const SUMMARY_EVERY: Duration = Duration::from_secs(1);
 
 /// One round's summary in one tree.
 #[derive(Debug, Default)]
@@ -40,9 +45,9 @@ struct Summary {
     /// Board label → its entry.
     boards: BTreeMap<String, Value>,
     /// When the changed summary is to go out, if it changed.
-    due: Option<u64>,
+    due: Option<Timestamp>,
     /// When it last went out.
-    sent: Option<u64>,
+    sent: Option<Timestamp>,
 }
 
 /// The hub.
@@ -50,21 +55,21 @@ struct Summary {
 pub struct Hub {
     topics: Topics,
     boot: String,
-    delay_ms: u64,
+    delay: Duration,
     /// Copies for the public tree, with when they are released, in order.
-    delayed: VecDeque<(u64, Item)>,
+    delayed: VecDeque<(Timestamp, Item)>,
     /// Each tree's rounds' summaries.
     summaries: BTreeMap<(Tree, RoundPath), Summary>,
     out: VecDeque<Publication>,
 }
 
 impl Hub {
-    /// A hub publishing the public tree `delay_ms` behind the live one.
-    pub fn new(topics: Topics, boot: &str, delay_ms: u64) -> Self {
+    /// A hub publishing the public tree `delay` behind the live one.
+    pub fn new(topics: Topics, boot: &str, delay: Duration) -> Self {
         Self {
             topics,
             boot: boot.to_owned(),
-            delay_ms,
+            delay,
             delayed: VecDeque::new(),
             summaries: BTreeMap::new(),
             out: VecDeque::new(),
@@ -72,17 +77,17 @@ impl Hub {
     }
 
     /// An item from a board's feed, at `now`.
-    pub fn handle_item(&mut self, now: u64, item: Item) {
+    pub fn handle_item(&mut self, now: Timestamp, item: Item) {
         match &item {
             Item::Publish(publication) => {
                 self.out.push_back(publication.clone());
                 if publication.public {
-                    self.delayed.push_back((now + self.delay_ms, item));
+                    self.delayed.push_back((now + self.delay, item));
                 }
             }
             Item::SummaryEntry { round, board, entry } => {
                 self.summary(now, Tree::Live, round, board, entry.clone());
-                self.delayed.push_back((now + self.delay_ms, item));
+                self.delayed.push_back((now + self.delay, item));
             }
         }
         // Without a delay the public copy goes out with the live one.
@@ -90,22 +95,22 @@ impl Hub {
     }
 
     /// Releases the public copies and the summaries whose time has come.
-    pub fn handle_timeout(&mut self, now: u64) {
+    pub fn handle_timeout(&mut self, now: Timestamp) {
         while let Some((_, item)) = self.delayed.pop_front_if(|(at, _)| *at <= now) {
             match item {
                 Item::Publish(mut publication) => {
                     let Some(topic) = self.topics.to_public(&publication.topic) else { continue };
                     publication.topic = topic;
                     if let Some(payload) = &mut publication.payload {
-                        shift_times(payload, self.delay_ms);
+                        shift_times(payload, self.delay_ms());
                         if let Value::Object(map) = payload {
-                            map.insert("delay_ms".into(), json!(self.delay_ms));
+                            map.insert("delay_ms".into(), json!(self.delay_ms()));
                         }
                     }
                     self.out.push_back(publication);
                 }
                 Item::SummaryEntry { round, board, mut entry } => {
-                    shift_times(&mut entry, self.delay_ms);
+                    shift_times(&mut entry, self.delay_ms());
                     self.summary(now, Tree::Public, &round, &board, entry);
                 }
             }
@@ -118,19 +123,24 @@ impl Hub {
     }
 
     /// When the next public copy or summary is due.
-    pub fn poll_timeout(&self) -> Option<u64> {
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
         let summary = self.summaries.values().filter_map(|s| s.due).min();
         self.delayed.front().map(|(at, _)| *at).into_iter().chain(summary).min()
     }
 
     /// The daemon stops: the summaries that changed since they last went
     /// out go now (public copies still held back are not released early).
-    pub fn handle_stop(&mut self, now: u64) {
+    pub fn handle_stop(&mut self, now: Timestamp) {
         let due: Vec<(Tree, RoundPath)> =
             self.summaries.iter().filter(|(_, s)| s.due.is_some()).map(|(k, _)| k.clone()).collect();
         for (tree, round) in due {
             self.publish_summary(now, tree, &round);
         }
+    }
+
+    /// The delay in whole milliseconds, as payloads carry it.
+    fn delay_ms(&self) -> u64 {
+        self.delay.as_millis() as u64
     }
 
     /// The next publication.
@@ -145,17 +155,18 @@ impl Hub {
     }
 
     /// Updates a round's summary; it goes out at once, or
-    /// [`SUMMARY_EVERY_MS`] after it last went out.
-    fn summary(&mut self, now: u64, tree: Tree, round: &RoundPath, board: &str, entry: Value) {
+    /// [`SUMMARY_EVERY`] after it last went out.
+    fn summary(&mut self, now: Timestamp, tree: Tree, round: &RoundPath, board: &str, entry: Value) {
         let summary = self.summaries.entry((tree, round.clone())).or_default();
         summary.boards.insert(board.to_owned(), entry);
         if summary.due.is_none() {
-            summary.due = Some(summary.sent.map_or(now, |sent| now.max(sent + SUMMARY_EVERY_MS)));
+            summary.due = Some(summary.sent.map_or(now, |sent| now.max(sent + SUMMARY_EVERY)));
         }
     }
 
     /// Publishes a round's summary as it is now.
-    fn publish_summary(&mut self, now: u64, tree: Tree, round: &RoundPath) {
+    fn publish_summary(&mut self, now: Timestamp, tree: Tree, round: &RoundPath) {
+        let delay_ms = self.delay_ms();
         let Some(summary) = self.summaries.get_mut(&(tree, round.clone())) else { return };
         summary.due = None;
         summary.sent = Some(now);
@@ -168,7 +179,7 @@ impl Hub {
         payload.insert("event".into(), json!(round.event));
         payload.insert("round".into(), json!(round.round));
         if tree == Tree::Public {
-            payload.insert("delay_ms".into(), json!(self.delay_ms));
+            payload.insert("delay_ms".into(), json!(delay_ms));
         }
         payload.insert("boards".into(), Value::Array(boards.values().cloned().collect()));
         self.out.push_back(Publication {
@@ -205,6 +216,10 @@ mod tests {
     use super::*;
     use crate::publish::topics::BoardPath;
 
+    fn ms(n: u64) -> Timestamp {
+        Timestamp::from_millis(n)
+    }
+
     fn topics() -> Topics {
         Topics::new("bc", "pc1")
     }
@@ -225,18 +240,18 @@ mod tests {
 
     #[test]
     fn the_public_tree_follows_by_the_delay_without_alerts_and_with_its_clock_shifted() {
-        let mut hub = Hub::new(topics(), "boot", 900_000);
-        hub.handle_item(1_000, publish("bc/v1/live/e/1/b/state", true, 5_000));
-        hub.handle_item(2_000, publish("bc/v1/live/e/1/b/alerts", false, 6_000));
+        let mut hub = Hub::new(topics(), "boot", Duration::from_millis(900_000));
+        hub.handle_item(ms(1_000), publish("bc/v1/live/e/1/b/state", true, 5_000));
+        hub.handle_item(ms(2_000), publish("bc/v1/live/e/1/b/alerts", false, 6_000));
         let live = drain(&mut hub);
         assert_eq!(
             live.iter().map(|p| p.topic.as_str()).collect::<Vec<_>>(),
             ["bc/v1/live/e/1/b/state", "bc/v1/live/e/1/b/alerts"]
         );
-        assert_eq!(hub.poll_timeout(), Some(901_000));
-        hub.handle_timeout(900_999);
+        assert_eq!(hub.poll_timeout(), Some(ms(901_000)));
+        hub.handle_timeout(ms(900_999));
         assert!(drain(&mut hub).is_empty(), "not before its time");
-        hub.handle_timeout(901_000);
+        hub.handle_timeout(ms(901_000));
         let public = drain(&mut hub);
         assert_eq!(public.len(), 1, "alerts stay live");
         assert_eq!(public[0].topic, "bc/v1/public/e/1/b/state");
@@ -250,30 +265,30 @@ mod tests {
 
     #[test]
     fn without_a_delay_the_public_copy_goes_out_at_once() {
-        let mut hub = Hub::new(topics(), "boot", 0);
-        hub.handle_item(7, publish("bc/v1/live/e/1/b/moves", true, 1));
+        let mut hub = Hub::new(topics(), "boot", Duration::ZERO);
+        hub.handle_item(ms(7), publish("bc/v1/live/e/1/b/moves", true, 1));
         let topics: Vec<String> = drain(&mut hub).into_iter().map(|p| p.topic).collect();
         assert_eq!(topics, ["bc/v1/live/e/1/b/moves", "bc/v1/public/e/1/b/moves"]);
     }
 
     #[test]
     fn a_round_summary_has_every_board_of_the_round() {
-        let mut hub = Hub::new(topics(), "boot", 0);
+        let mut hub = Hub::new(topics(), "boot", Duration::ZERO);
         let path = |b: &str| BoardPath::new("e", "1", b);
         for (board, ply) in [("2", 7), ("1", 4), ("2", 8)] {
             let entry = json!({"board": board, "ply": ply, "ts_ms": 100});
-            hub.handle_item(0, Item::SummaryEntry { round: path(board).round_path(), board: board.into(), entry });
+            hub.handle_item(ms(0), Item::SummaryEntry { round: path(board).round_path(), board: board.into(), entry });
         }
         let other = json!({"board": "1", "ts_ms": 100});
         hub.handle_item(
-            0,
+            ms(0),
             Item::SummaryEntry { round: BoardPath::new("e", "2", "1").round_path(), board: "1".into(), entry: other },
         );
         let mut out = drain(&mut hub);
         let live_summaries = |out: &[Publication]| out.iter().filter(|p| p.topic == "bc/v1/live/e/1/summary").count();
         assert_eq!(live_summaries(&out), 1, "the first change goes out at once, the next ones wait");
-        assert_eq!(hub.poll_timeout(), Some(SUMMARY_EVERY_MS));
-        hub.handle_timeout(SUMMARY_EVERY_MS);
+        assert_eq!(hub.poll_timeout(), Some(Timestamp::ZERO + SUMMARY_EVERY));
+        hub.handle_timeout(Timestamp::ZERO + SUMMARY_EVERY);
         out.extend(drain(&mut hub));
         assert_eq!(live_summaries(&out), 2, "and then go out as one");
         assert_eq!(hub.poll_timeout(), None);
@@ -290,14 +305,14 @@ mod tests {
 
     #[test]
     fn a_summary_changed_just_before_a_stop_still_goes_out() {
-        let mut hub = Hub::new(topics(), "boot", 0);
+        let mut hub = Hub::new(topics(), "boot", Duration::ZERO);
         let round = BoardPath::new("e", "1", "1").round_path();
         for ply in [1, 2] {
             let entry = json!({"board": "1", "ply": ply, "ts_ms": 100});
-            hub.handle_item(10, Item::SummaryEntry { round: round.clone(), board: "1".into(), entry });
+            hub.handle_item(ms(10), Item::SummaryEntry { round: round.clone(), board: "1".into(), entry });
         }
         drain(&mut hub);
-        hub.handle_stop(20);
+        hub.handle_stop(ms(20));
         let out = drain(&mut hub);
         let live = out.iter().find(|p| p.topic == "bc/v1/live/e/1/summary").unwrap();
         assert_eq!(live.payload.as_ref().unwrap()["boards"][0]["ply"], 2);

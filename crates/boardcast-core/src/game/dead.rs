@@ -41,20 +41,22 @@ pub enum Verdict {
     Unknown,
 }
 
-/// How much work one call may do: the number of distinct positions the
-/// search of step 3 may visit.
+/// How much work one call may do: the number of moves the search of step 3
+/// may play. Counting moves rather than positions bounds the time whatever
+/// the pieces: a rook's position has many moves that lead back to
+/// positions already seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
-    /// Positions visited before the search gives up with
+    /// Moves played before the search gives up with
     /// [`Verdict::Unknown`].
-    pub positions: usize,
+    pub moves: usize,
 }
 
 impl Budget {
     /// The budget of the check made after every move: a locked position
-    /// costs at most a few milliseconds (see BENCHMARKS.md, "Dead
-    /// positions").
-    pub const PER_MOVE: Self = Self { positions: 4_000 };
+    /// the analysis cannot decide costs about 5 to 15 ms; any other
+    /// position far less (see BENCHMARKS.md, "Dead positions").
+    pub const PER_MOVE: Self = Self { moves: 20_000 };
 }
 
 impl Default for Budget {
@@ -236,12 +238,13 @@ impl Key {
 /// Step 3: visits every position reachable from `pos` by legal moves,
 /// breadth first (so a short helpmate is met early). A checkmate on the
 /// way makes the position alive; the whole reachable set without one makes
-/// it dead; more positions than the budget leave it unknown. A position
+/// it dead; more moves than the budget leave it unknown. A position
 /// already proved dead (insufficient material, or step 2) is not looked
 /// beyond: no mate lies behind it.
 fn search(pos: &Chess, budget: Budget) -> Verdict {
     let mut seen: HashSet<Key> = HashSet::new();
     let mut queue = VecDeque::new();
+    let mut played = 0;
     seen.insert(Key::of(pos));
     queue.push_back(pos.clone());
     while let Some(pos) = queue.pop_front() {
@@ -252,16 +255,18 @@ fn search(pos: &Chess, budget: Budget) -> Verdict {
             }
             continue;
         }
+        played += moves.len();
+        if played > budget.moves {
+            return Verdict::Unknown;
+        }
         for m in moves {
+            // Only a capture or a pawn move can change what steps 1 and 2
+            // see: a quiet piece move stays within the piece's region.
+            let reshapes = m.is_capture() || m.role() == Role::Pawn;
             let mut next = pos.clone();
             next.play_unchecked(m);
-            if seen.insert(Key::of(&next)) {
-                if seen.len() > budget.positions {
-                    return Verdict::Unknown;
-                }
-                if !proved_dead(&next) {
-                    queue.push_back(next);
-                }
+            if seen.insert(Key::of(&next)) && !(reshapes && proved_dead(&next)) {
+                queue.push_back(next);
             }
         }
     }
@@ -348,6 +353,6 @@ mod tests {
     #[test]
     fn a_budget_too_small_gives_unknown_never_dead() {
         let fen = "7k/5K1p/7P/8/8/8/8/2B5 w - - 0 1";
-        assert_eq!(verdict(&pos(fen), Budget { positions: 3 }), Verdict::Unknown);
+        assert_eq!(verdict(&pos(fen), Budget { moves: 3 }), Verdict::Unknown);
     }
 }

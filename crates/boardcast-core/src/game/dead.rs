@@ -6,8 +6,7 @@
 //!
 //! The rule here is soundness: [`Verdict::Dead`] only with a proof, since a
 //! dead position ends the game. A position that cannot be decided within
-//! the [`Budget`] is [`Verdict::Unknown`] and the game goes on, as it does
-//! today. The method follows the published unwinnability analysers (a
+//! the [`Budget`] is [`Verdict::Unknown`] and the game goes on. The method follows the published unwinnability analysers (a
 //! helpmate search proves a position alive, a static argument or an
 //! exhausted search proves it dead), in three steps of rising cost:
 //!
@@ -17,9 +16,10 @@
 //!    Nearly every position of a real game fails this and costs nothing
 //!    more.
 //! 2. A static proof, over the squares each unit could ever reach with the
-//!    pawns standing still: if no capture can ever happen and no unit can
-//!    ever attack a square the enemy king can ever stand on, the pawns
-//!    never change, no king is ever in check, and nobody can mate.
+//!    pawns standing still: if no pawn can ever capture or be captured,
+//!    the pawns never change; if moreover, wherever a king could be in
+//!    check, it always keeps a flight square no enemy unit can ever
+//!    attack, nobody can mate.
 //! 3. The exhaustive search of every position reachable by legal moves,
 //!    capped by the budget: a checkmate met on the way proves the position
 //!    alive (a helpmate), every reachable position seen without a mate

@@ -6,9 +6,10 @@
 //!
 //! The rule here is soundness: [`Verdict::Dead`] only with a proof, since a
 //! dead position ends the game. A position that cannot be decided within
-//! the [`Budget`] is [`Verdict::Unknown`] and the game goes on. The method follows the published unwinnability analysers (a
-//! helpmate search proves a position alive, a static argument or an
-//! exhausted search proves it dead), in three steps of rising cost:
+//! the [`Budget`] is [`Verdict::Unknown`] and the game goes on. The method
+//! follows the published unwinnability analysers (a helpmate search proves
+//! a position alive, a static argument or an exhausted search proves it
+//! dead), in three steps of rising cost:
 //!
 //! 1. A filter of a few bitboard operations: unless insufficient material,
 //!    a position can only be proved dead here if every pawn stands head-on

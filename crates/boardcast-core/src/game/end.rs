@@ -3,11 +3,16 @@
 
 use shakmaty::{Color, KnownOutcome, Position};
 
-use super::record::{GameRecord, GameResult, Termination};
+use super::{
+    dead::{self, Budget, Verdict},
+    record::{GameRecord, GameResult, Termination},
+};
 
 /// The result the position after the last ply forces, if any: checkmate
-/// (5.1.1), stalemate (5.2.1), dead position by insufficient material
-/// (5.2.2), fivefold repetition (9.6.1) or the 75-move rule (9.6.2).
+/// (5.1.1), stalemate (5.2.1), a dead position (5.2.2: insufficient
+/// material, or a blockade proved dead by [`dead::verdict`] within
+/// [`Budget::PER_MOVE`]), fivefold repetition (9.6.1) or the 75-move rule
+/// (9.6.2).
 pub fn forced_result(record: &GameRecord) -> Option<GameResult> {
     forced_result_with(record, !record.position().legal_moves().is_empty())
 }
@@ -25,6 +30,11 @@ pub fn forced_result_with(record: &GameRecord, has_moves: bool) -> Option<GameRe
         return draw(Termination::Stalemate);
     }
     if pos.is_insufficient_material() {
+        return draw(Termination::DeadPosition);
+    }
+    // Any other dead position: only a proof ends the game; undecided
+    // within the budget, it goes on.
+    if dead::verdict(pos, Budget::PER_MOVE) == Verdict::Dead {
         return draw(Termination::DeadPosition);
     }
     if record.repetitions() >= 5 {
@@ -99,6 +109,17 @@ mod tests {
         let dead = forced_result(&record("7k/8/8/8/8/8/8/N5Kb w - - 0 1", "Kxh1")).unwrap();
         assert_eq!(dead, GameResult { outcome: KnownOutcome::Draw, termination: Termination::DeadPosition });
         assert_eq!(forced_result(&record(START, "e4 e5")), None);
+    }
+
+    #[test]
+    fn a_blockade_that_nobody_can_break_is_a_dead_position() {
+        // d3-d4 closes the chain: the kings can never get past it and
+        // nobody can ever mate.
+        let closing = "4k3/8/8/1p1p1p1p/1P3P1P/3P4/8/4K3 w - - 0 1";
+        let dead = forced_result(&record(closing, "d4")).unwrap();
+        assert_eq!(dead, GameResult { outcome: KnownOutcome::Draw, termination: Termination::DeadPosition });
+        // One move earlier the d-pawn could still move: the game goes on.
+        assert_eq!(forced_result(&record(closing, "")), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The game: its record, how it ends, its time control, and its PGN.
 
+pub mod dead;
 pub mod end;
 pub mod pgn;
 pub mod record;

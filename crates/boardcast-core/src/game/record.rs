@@ -135,7 +135,8 @@ pub enum Termination {
     Checkmate,
     /// 5.2.1.
     Stalemate,
-    /// 5.2.2: neither side can mate (insufficient material).
+    /// 5.2.2: neither side can mate by any series of legal moves
+    /// (insufficient material, or a blockade proved dead).
     DeadPosition,
     /// 9.6.1.
     FivefoldRepetition,

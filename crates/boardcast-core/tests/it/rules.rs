@@ -504,6 +504,29 @@ fn e3_a_dead_position_is_a_draw() {
 }
 
 #[test]
+fn e3_a_locked_blockade_is_a_dead_position() {
+    // d3-d4 closes the pawn chain across the board: neither king can ever
+    // get past it, no capture is ever possible, nobody can ever mate.
+    let placement = "4k3/8/8/1p1p1p1p/1P3P1P/3P4/8/4K3";
+    let mut s = Script::from_placement(placement);
+    s.mv("d3d4").wait(1000);
+    let run = s.run_setup(GameSetup { start: Some(start(&format!("{placement} w - - 0 1"))), ..Default::default() });
+    assert_eq!(run.result(), "1/2-1/2", "{}", run.trace());
+    assert_eq!(run.game().result.unwrap().termination, Termination::DeadPosition);
+}
+
+#[test]
+fn e3_a_blockade_that_a_capture_can_break_goes_on() {
+    // Every pawn is blocked, but d4xe5 is possible: not dead.
+    let placement = "4k3/8/8/3pp3/3P4/4P3/8/4K3";
+    let mut s = Script::from_placement(placement);
+    s.mv("e3e4").wait(1000);
+    let run = s.run_setup(GameSetup { start: Some(start(&format!("{placement} w - - 0 1"))), ..Default::default() });
+    assert_eq!(run.san(), ["e4"]);
+    assert!(run.game().result.is_none(), "{}", run.trace());
+}
+
+#[test]
 fn e4_fivefold_repetition_ends_the_game_and_threefold_is_announced() {
     let mut s = Script::new();
     s.moves("e2e4 e7e5");

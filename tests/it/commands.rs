@@ -65,6 +65,9 @@ fn tag(id: &str, value: &str, ts_ms: i64, key: &OperatorKey) -> Vec<u8> {
 fn forged_commands_are_refused(hall: &Hall, port: u16) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let replies = Subscriber::start(&runtime, port, "boardcast/v1/bridges/hall/replies", "arbiter-replies");
+    // Replies are not retained: one published before the subscription
+    // holds would never be seen.
+    assert!(replies.wait_subscribed(Duration::from_secs(30)), "{}", hall.log());
     let capture = hall.synth_capture(GAMES, 0, "b1");
     let mut board = hall.simulate(&capture, "b1", &[]);
     let pgn_started = || hall.pgn("b1").contains("1. ");

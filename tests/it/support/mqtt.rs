@@ -241,6 +241,8 @@ pub struct Received {
 pub struct Subscriber {
     received: Arc<Mutex<Vec<Received>>>,
     connections: Arc<Mutex<u32>>,
+    /// Subscriptions the broker acknowledged (one per connection).
+    subscribed: Arc<Mutex<u32>>,
 }
 
 impl Subscriber {
@@ -274,9 +276,11 @@ impl Subscriber {
     pub fn start_with(runtime: &tokio::runtime::Runtime, mut options: MqttOptions, filter: &str) -> Self {
         let received = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(Mutex::new(0));
+        let subscribed = Arc::new(Mutex::new(0));
         options.set_max_packet_size(1 << 20, 1 << 20).set_clean_session(false).set_keep_alive(Duration::from_secs(5));
         let (client, mut eventloop) = AsyncClient::new(options, 64);
-        let (received2, connections2, filter) = (received.clone(), connections.clone(), filter.to_owned());
+        let (received2, connections2, subscribed2, filter) =
+            (received.clone(), connections.clone(), subscribed.clone(), filter.to_owned());
         runtime.spawn(async move {
             loop {
                 match eventloop.poll().await {
@@ -284,6 +288,7 @@ impl Subscriber {
                         *connections2.lock().unwrap() += 1;
                         let _ = client.subscribe(filter.clone(), QoS::AtLeastOnce).await;
                     }
+                    Ok(Event::Incoming(Packet::SubAck(_))) => *subscribed2.lock().unwrap() += 1,
                     Ok(Event::Incoming(Packet::Publish(p))) => {
                         let json = if p.payload.is_empty() {
                             Value::Null
@@ -302,7 +307,7 @@ impl Subscriber {
                 }
             }
         });
-        Self { received, connections }
+        Self { received, connections, subscribed }
     }
 
     /// Everything received so far.
@@ -313,6 +318,20 @@ impl Subscriber {
     /// How many times it connected.
     pub fn connections(&self) -> u32 {
         *self.connections.lock().unwrap()
+    }
+
+    /// Waits until the broker has acknowledged the subscription, up to
+    /// `limit`: what is published after that reaches this subscriber (a
+    /// message that is not retained and came before would be missed).
+    pub fn wait_subscribed(&self, limit: Duration) -> bool {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if *self.subscribed.lock().unwrap() > 0 {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
     }
 
     /// Waits until `done` holds for what was received, up to `limit`.

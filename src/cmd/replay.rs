@@ -37,7 +37,9 @@ use boardcast_core::{
 /// and the arbiter alerts as JSON Lines.
 ///
 /// Captures are files in capture format v1 (see docs/capture-format.md) or
-/// folders, of which every `*.jsonl` file is replayed in name order. A bad
+/// folders, of which every `*.jsonl` file is replayed in name order (but
+/// for the labels and the index `boardcast synth` writes beside its
+/// captures: `*.labels.jsonl`, `corpus.jsonl`). A bad
 /// capture is reported with its file and line; what came before the bad
 /// line is still replayed, and so are the other captures. The exit code is
 /// 0 when every capture was read whole, 1 otherwise.
@@ -444,6 +446,15 @@ fn trace_line(board: &str, output: &Output) -> String {
     }
 }
 
+/// Whether `path` is one of the files `boardcast synth` writes beside its
+/// captures (what the Laws expect, and the index): replaying a folder it
+/// made must not call them bad captures. Named explicitly, they are read
+/// as captures (and refused as such).
+fn is_synth_sidecar(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    name.ends_with(".labels.jsonl") || name == "corpus.jsonl"
+}
+
 /// The capture files named, with folders expanded to their `*.jsonl` files.
 fn capture_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -453,6 +464,7 @@ fn capture_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
                 .with_context(|| format!("reading the folder {}", path.display()))?
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+                .filter(|p| !is_synth_sidecar(p))
                 .collect();
             if found.is_empty() {
                 bail!("the folder {} holds no *.jsonl captures", path.display());

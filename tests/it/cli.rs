@@ -219,6 +219,12 @@ fn synth_writes_an_alert_corpus_with_labels_and_an_index() {
     for name in ["corpus.jsonl", "game-3.jsonl", "game-3.labels.jsonl"] {
         assert_eq!(fs::read(dir.join(name)).unwrap(), fs::read(again.join(name)).unwrap(), "{name}");
     }
+    // The folder replays whole: the labels and the index beside the
+    // captures are not taken for bad captures.
+    let replayed = boardcast(&["replay", "--fast", path(&dir), "--pgn", path(&dir.join("out.pgn"))]);
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert!(!stderr(&replayed).contains("capture skipped"), "{}", stderr(&replayed));
+    assert_eq!(fs::read_to_string(dir.join("out.pgn")).unwrap().matches("[Event ").count(), 8);
     // Labels need a folder to go to.
     let out = boardcast(&["synth", &games, "--profile", "irregular"]);
     assert!(!out.status.success());

@@ -11,7 +11,7 @@
 use std::{collections::BTreeMap, fmt::Write as _, fs, path::PathBuf, process::Command};
 
 use boardcast_core::{
-    alert::{Alert, Severity},
+    alert::{Alert, AlertKind, Severity},
     reconstruct::ReconstructorConfig,
     replay::replay,
 };
@@ -110,22 +110,7 @@ fn recall(s: &KindScore) -> f64 {
 }
 
 fn article(kind: &str) -> &'static str {
-    use boardcast_core::alert::AlertKind::*;
-    [
-        IllegalMove,
-        IllegalMoveStands,
-        PawnNotReplaced,
-        ClockWithoutMove,
-        TouchedOwnPiece,
-        TouchedOpponentPiece,
-        RookBeforeKing,
-        ReleasedPieceMoved,
-        DisplacedPiece,
-        IrregularPosition,
-    ]
-    .into_iter()
-    .find(|k| k.code() == kind)
-    .map_or("?", |k| k.article())
+    AlertKind::from_code(kind).map_or("?", AlertKind::article)
 }
 
 /// Generates `count` games with `seed` through the binary, as a user would.

@@ -81,6 +81,37 @@ pub enum Severity {
 }
 
 impl AlertKind {
+    /// Every kind, in the order of docs/alerts.md.
+    pub const ALL: [Self; 22] = [
+        Self::IllegalMove,
+        Self::IllegalMoveStands,
+        Self::PawnNotReplaced,
+        Self::ClockWithoutMove,
+        Self::TouchedOwnPiece,
+        Self::TouchedOpponentPiece,
+        Self::RookBeforeKing,
+        Self::ReleasedPieceMoved,
+        Self::DisplacedPiece,
+        Self::WrongInitialPosition,
+        Self::IrregularPosition,
+        Self::OutOfSync,
+        Self::AmbiguousMoves,
+        Self::FlagFallen,
+        Self::BothFlagsFallen,
+        Self::FlagAfterQuota,
+        Self::ThreefoldRepetition,
+        Self::FiftyMoves,
+        Self::RotatedBoard,
+        Self::ResultConflict,
+        Self::GameWithoutResult,
+        Self::PromotionUnknown,
+    ];
+
+    /// The kind with this [`code`](Self::code), if any.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+
     /// The FIDE article, or a stable code where no article applies.
     pub const fn article(self) -> &'static str {
         match self {
@@ -263,5 +294,24 @@ impl Evidence {
                 "clock": { "left_ms": left.ms, "right_ms": right.ms, "running": running.map(|s| s.name()) }
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_code_and_is_documented() {
+        let docs = include_str!("../../../docs/alerts.md");
+        for kind in AlertKind::ALL {
+            assert_eq!(AlertKind::from_code(kind.code()), Some(kind));
+            assert!(docs.contains(&format!("`{}`", kind.code())), "docs/alerts.md says nothing of {}", kind.code());
+        }
+        let mut codes: Vec<&str> = AlertKind::ALL.iter().map(|k| k.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), AlertKind::ALL.len());
+        assert_eq!(AlertKind::from_code("resign"), None);
     }
 }

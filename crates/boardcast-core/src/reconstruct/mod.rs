@@ -670,6 +670,17 @@ mod lost_report_tests {
             self.reconstructor.handle_lost_bytes(Timestamp::from_millis(ms));
         }
 
+        /// The kinds of the alerts raised, in order.
+        fn alert_kinds(&self) -> Vec<AlertKind> {
+            self.events
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::Alert(a) => Some(a.kind),
+                    _ => None,
+                })
+                .collect()
+        }
+
         fn made(&self) -> Vec<String> {
             self.events
                 .iter()
@@ -730,14 +741,7 @@ mod lost_report_tests {
                 board.reconstructor.handle_sensor(Timestamp::from_millis(4150), &dump);
             }
             board.catch_up(8000);
-            let alerts: Vec<AlertKind> = board
-                .events
-                .iter()
-                .filter_map(|e| match &e.kind {
-                    EventKind::Alert(a) => Some(a.kind),
-                    _ => None,
-                })
-                .collect();
+            let alerts = board.alert_kinds();
             if answers {
                 assert_eq!(board.made(), ["a2a4"]);
                 assert!(alerts.is_empty(), "{alerts:?}");
@@ -771,14 +775,7 @@ mod lost_report_tests {
         board.reconstructor.handle_sensor(Timestamp::from_millis(4600), &clock(Color::White));
         board.report(5200, &[("a2", '-'), ("a4", 'P')]);
         board.catch_up(9000);
-        let alerts: Vec<AlertKind> = board
-            .events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Alert(a) => Some(a.kind),
-                _ => None,
-            })
-            .collect();
+        let alerts = board.alert_kinds();
         assert!(alerts.is_empty(), "{alerts:?}");
         assert_eq!(board.made(), ["a2a4"]);
     }

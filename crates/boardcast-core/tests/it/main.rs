@@ -10,7 +10,7 @@
 //! - [`millennium`], [`certabo`], [`sentio`]: each board family from bytes
 //!   to moves;
 //! - [`properties`]: decoders and the reconstructor under any input;
-//! - [`pgn_reads_back`]: written PGN reads back as the games written;
+//! - [`pgn`]: PGN as written, and read back as the games written.
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
@@ -22,7 +22,7 @@ mod certabo;
 mod corpus;
 mod dead;
 mod millennium;
-mod pgn_reads_back;
+mod pgn;
 mod properties;
 mod real_captures;
 mod rules;

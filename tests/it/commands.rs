@@ -4,7 +4,7 @@
 //! unchanged, while `boardcast ctl` (which signs by itself) succeeds; and
 //! nothing published on the commands topic, however large, stops the feed.
 
-use std::{process::Command as Process, time::Duration};
+use std::time::Duration;
 
 use crate::support::{
     live::{Hall, stop},
@@ -43,17 +43,6 @@ fn publish(runtime: &tokio::runtime::Runtime, port: u16, payload: Vec<u8>, retai
         let _ = client.disconnect().await;
         let _ = tokio::time::timeout(Duration::from_millis(200), eventloop.poll()).await;
     });
-}
-
-fn ctl(hall: &Hall, args: &[&str]) -> (i32, String) {
-    let out = Process::new(env!("CARGO_BIN_EXE_boardcast"))
-        .args(["ctl", "--config"])
-        .arg(hall.dir.join("boardcast.toml"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), text)
 }
 
 fn tag(id: &str, value: &str, ts_ms: i64, key: &OperatorKey) -> Vec<u8> {
@@ -115,7 +104,7 @@ fn forged_commands_are_refused(hall: &Hall, port: u16) {
     publish(&runtime, port, tag("kept", "retained", now_ms(), &key), true);
     assert!(replies.wait_for(Duration::from_secs(10), |r| r.iter().any(|m| m.json["id"] == "kept")));
 
-    let (code, said) = ctl(hall, &["b1", "tag", "Annotator", "by ctl"]);
+    let (code, said) = hall.ctl(&["b1", "tag", "Annotator", "by ctl"]);
     assert_eq!(code, 0, "{said}\n{}", hall.log());
     let pgn = hall.pgn("b1");
     assert!(pgn.contains("[Annotator \"by ctl\"]"), "{pgn}");

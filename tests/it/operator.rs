@@ -3,7 +3,7 @@
 //! the PGN files and in the feed, as explicit events. Commands are recorded
 //! in the board's capture: a daemon killed afterwards resumes with them.
 
-use std::{process::Command as Process, time::Duration};
+use std::time::Duration;
 
 use crate::support::{
     live::{Hall, stop, wait},
@@ -14,18 +14,6 @@ use boardcast_sim::synth::{Style, header, play, read_games, rng_for};
 use shakmaty::{Move, Position};
 
 const GAMES: &str = "livechess-vestland-round1.pgn";
-
-/// `boardcast ctl` against the hall's daemon: exit status and output.
-fn ctl(hall: &Hall, args: &[&str]) -> (i32, String) {
-    let out = Process::new(env!("CARGO_BIN_EXE_boardcast"))
-        .args(["ctl", "--config"])
-        .arg(hall.dir.join("boardcast.toml"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), text)
-}
 
 /// A game's first ten plies on the board, the tenth a quiet move; then the
 /// player puts that move back, as when the arbiter annuls it. Returns the
@@ -99,7 +87,7 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
         .unwrap();
 
     // The arbiter annuls the move: taken back, and the board agrees again.
-    let (code, said) = ctl(&hall, &["b1", "take-back"]);
+    let (code, said) = hall.ctl(&["b1", "take-back"]);
     assert_eq!(code, 0, "{said}");
     assert!(
         said.contains(&format!("took back 5... {}", san[9])) || said.contains(&format!("took back 6. {}", san[9])),
@@ -110,20 +98,20 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
         subscriber.received().into_iter().rfind(|r| r.topic.ends_with("/moves") && r.json["kind"] == "retracted");
     assert_eq!(retracted.map(|r| r.json["san"].clone()), Some(serde_json::json!(san[9])));
     assert_eq!(crate::support::live::pgn_moves(&hall.pgn("b1"))[0], san[..9]);
-    let (code, said) = ctl(&hall, &["b1", "ack", &alert["game"].to_string(), &alert["seq"].to_string()]);
+    let (code, said) = hall.ctl(&["b1", "ack", &alert["game"].to_string(), &alert["seq"].to_string()]);
     assert_eq!(code, 0, "{said}");
 
     // Players, a tag, a move from the scoresheet, a refused move.
-    assert_eq!(ctl(&hall, &["b1", "players", "Carlsen, Magnus", "Caruana, Fabiano"]).0, 0);
-    assert_eq!(ctl(&hall, &["b1", "tag", "Annotator", "boardcast"]).0, 0);
-    let (code, said) = ctl(&hall, &["b1", "moves", "Qxh7"]);
+    assert_eq!(hall.ctl(&["b1", "players", "Carlsen, Magnus", "Caruana, Fabiano"]).0, 0);
+    assert_eq!(hall.ctl(&["b1", "tag", "Annotator", "boardcast"]).0, 0);
+    let (code, said) = hall.ctl(&["b1", "moves", "Qxh7"]);
     assert_eq!(code, 1, "an illegal move is refused: {said}");
     assert!(said.contains("is not a legal move in"), "{said}");
-    let (code, said) = ctl(&hall, &["b1", "moves", &san[9]]);
+    let (code, said) = hall.ctl(&["b1", "moves", &san[9]]);
     assert_eq!(code, 0, "{said}");
     // Results: a resignation, then corrected to an agreed draw.
-    assert_eq!(ctl(&hall, &["b1", "result", "1-0", "--reason", "resignation"]).0, 0);
-    let (code, said) = ctl(&hall, &["b1", "result", "1/2-1/2", "--reason", "agreement"]);
+    assert_eq!(hall.ctl(&["b1", "result", "1-0", "--reason", "resignation"]).0, 0);
+    let (code, said) = hall.ctl(&["b1", "result", "1/2-1/2", "--reason", "agreement"]);
     assert_eq!(code, 0, "{said}");
     assert!(subscriber.wait_for(Duration::from_secs(5), |r| state(r)["result"] == "1/2-1/2"));
     let pgn = hall.pgn("b1");
@@ -150,9 +138,9 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
     assert!(acknowledged);
 
     // The next round, from a set position.
-    assert_eq!(ctl(&hall, &["b1", "next-round", "2"]).0, 0);
+    assert_eq!(hall.ctl(&["b1", "next-round", "2"]).0, 0);
     let fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 40";
-    let (code, said) = ctl(&hall, &["b1", "position", fen]);
+    let (code, said) = hall.ctl(&["b1", "position", fen]);
     assert_eq!(code, 0, "{said}");
     let round_2 = std::fs::read_to_string(hall.dir.join("pgn/event/round-2/game-b1.pgn")).unwrap_or_default();
     assert!(round_2.contains(&format!("[FEN \"{fen}\"]")) && round_2.contains("[Round \"2\"]"), "{round_2}");
@@ -160,7 +148,7 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
         r.iter().rfind(|m| m.topic == "boardcast/v1/live/event/2/b1/state").is_some_and(|m| m.json["fen"] == fen)
     };
     assert!(subscriber.wait_for(Duration::from_secs(5), state_2), "the feed moved to round 2");
-    let (code, said) = ctl(&hall, &["nowhere", "flip"]);
+    let (code, said) = hall.ctl(&["nowhere", "flip"]);
     assert_eq!(code, 1);
     assert!(said.contains("no board called \"nowhere\""), "{said}");
 

@@ -189,6 +189,19 @@ impl Hall {
         password
     }
 
+    /// `boardcast ctl` with the hall's configuration: exit status and
+    /// everything it said.
+    pub fn ctl(&self, args: &[&str]) -> (i32, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(["ctl", "--config"])
+            .arg(self.dir.join("boardcast.toml"))
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.code().unwrap_or(-1), text)
+    }
+
     /// The daemon's log so far.
     pub fn log(&self) -> String {
         fs::read_to_string(self.dir.join("run.log")).unwrap_or_default()

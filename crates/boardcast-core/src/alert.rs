@@ -248,7 +248,7 @@ impl fmt::Display for Alert {
 }
 
 /// `"White"` or `"Black"`.
-pub const fn side_name(color: Color) -> &'static str {
+pub(crate) const fn side_name(color: Color) -> &'static str {
     match color {
         Color::White => "White",
         Color::Black => "Black",

@@ -74,7 +74,7 @@ impl RoundPgn {
 }
 
 /// A board's file name in its round folder: `game-<label>.pgn`.
-pub fn board_file(label: &str) -> String {
+pub(crate) fn board_file(label: &str) -> String {
     format!("game-{}.pgn", component(&level(label)))
 }
 

@@ -218,7 +218,7 @@ impl std::fmt::Display for Event {
 }
 
 /// `h:mm:ss` for a remaining time.
-pub fn clock_text(ms: u64) -> String {
+pub(crate) fn clock_text(ms: u64) -> String {
     let secs = ms / 1000;
     format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }

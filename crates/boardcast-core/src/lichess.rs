@@ -35,11 +35,11 @@ use crate::time::Timestamp;
 pub const MAX_GAMES: usize = 64;
 
 /// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
-pub const BACKOFF_FIRST: Duration = Duration::from_secs(2);
+pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(2);
 
 /// The longest wait after failures (and between tries with a refused
 /// token).
-pub const BACKOFF_MAX: Duration = Duration::from_secs(60);
+pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// A push to make now.
 #[derive(Clone, Debug, PartialEq, Eq)]

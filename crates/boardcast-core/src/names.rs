@@ -11,10 +11,10 @@
 
 /// The longest component made, in bytes (a file name may have 255, and the
 /// daemon adds a prefix and suffix such as `round-` or `-<stamp>-<n>.jsonl`).
-pub const MAX_COMPONENT_BYTES: usize = 120;
+pub(crate) const MAX_COMPONENT_BYTES: usize = 120;
 
 /// The longest name the configuration accepts, in characters.
-pub const MAX_NAME_CHARS: usize = 100;
+pub(crate) const MAX_NAME_CHARS: usize = 100;
 
 /// Device names Windows reserves in every folder (a PGN folder is often
 /// shared with a Windows PC running the uploader): `CON`, `con.pgn` and

@@ -20,15 +20,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// Tags one `set_tags` sets at most.
-pub const MAX_TAGS: usize = 64;
+pub(crate) const MAX_TAGS: usize = 64;
 /// The longest tag name, round, result, piece or move.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 /// The longest tag value.
-pub const MAX_TAG_VALUE_CHARS: usize = 1024;
+pub(crate) const MAX_TAG_VALUE_CHARS: usize = 1024;
 /// The longest FEN.
-pub const MAX_FEN_CHARS: usize = 128;
+pub(crate) const MAX_FEN_CHARS: usize = 128;
 /// Moves one `moves` command enters at most.
-pub const MAX_MOVES: usize = 600;
+pub(crate) const MAX_MOVES: usize = 600;
 
 /// Why a command was refused; nothing changed on the board. The message
 /// says it in words for the operator, with the bad input.
@@ -233,7 +233,7 @@ impl Command {
     /// # Errors
     ///
     /// An unknown command, a missing or unknown field.
-    pub fn from_json(value: serde_json::Value) -> Result<Self, CommandError> {
+    pub(crate) fn from_json(value: serde_json::Value) -> Result<Self, CommandError> {
         let command: Self = serde_json::from_value(value).map_err(|e| CommandError::Unreadable(e.to_string()))?;
         command.check()?;
         Ok(command)

@@ -19,7 +19,7 @@ pub fn forced_result(record: &GameRecord) -> Option<GameResult> {
 
 /// [`forced_result`] for a caller that knows whether the position has legal
 /// moves.
-pub fn forced_result_with(record: &GameRecord, has_moves: bool) -> Option<GameResult> {
+pub(crate) fn forced_result_with(record: &GameRecord, has_moves: bool) -> Option<GameResult> {
     let pos = record.position();
     let draw = |termination| Some(GameResult { outcome: KnownOutcome::Draw, termination });
     if !has_moves && pos.is_check() {
@@ -51,7 +51,7 @@ pub fn forced_result_with(record: &GameRecord, has_moves: bool) -> Option<GameRe
 /// A draw a player may claim in the current position (information for the
 /// arbiter; the game goes on).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Claimable {
+pub(crate) enum Claimable {
     /// 9.2: the same position for at least the third time.
     ThreefoldRepetition,
     /// 9.3: the last 50 moves by each side without capture or pawn move.
@@ -59,7 +59,7 @@ pub enum Claimable {
 }
 
 /// The draws claimable in the position after the last ply.
-pub fn claimable(record: &GameRecord) -> impl Iterator<Item = Claimable> {
+pub(crate) fn claimable(record: &GameRecord) -> impl Iterator<Item = Claimable> {
     let threefold = (record.repetitions() >= 3).then_some(Claimable::ThreefoldRepetition);
     let fifty = (record.position().halfmoves() >= 100).then_some(Claimable::FiftyMoves);
     threefold.into_iter().chain(fifty)
@@ -67,7 +67,7 @@ pub fn claimable(record: &GameRecord) -> impl Iterator<Item = Claimable> {
 
 /// The result when `flagged`'s flag falls (6.9): a loss, unless the
 /// opponent cannot mate by any legal sequence, which is a draw.
-pub fn flag_result(record: &GameRecord, flagged: Color) -> GameResult {
+pub(crate) fn flag_result(record: &GameRecord, flagged: Color) -> GameResult {
     if record.position().has_insufficient_material(!flagged) {
         GameResult { outcome: KnownOutcome::Draw, termination: Termination::TimeForfeitDraw }
     } else {

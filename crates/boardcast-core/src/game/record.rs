@@ -187,7 +187,7 @@ impl Termination {
     /// the board or by the players), `time forfeit`, `abandoned` (a
     /// forfeit) or `adjudication` (the arbiter's decision). What the word
     /// leaves out goes into a comment ([`Self::describe`]).
-    pub const fn pgn_tag(self) -> &'static str {
+    pub(crate) const fn pgn_tag(self) -> &'static str {
         match self {
             Self::Checkmate
             | Self::Stalemate
@@ -243,7 +243,7 @@ impl GameRecord {
     }
 
     /// The position before ply `index` (0-based).
-    pub fn position_before(&self, index: usize) -> &Chess {
+    pub(crate) fn position_before(&self, index: usize) -> &Chess {
         if index == 0 { &self.start } else { &self.plies[index - 1].after }
     }
 
@@ -258,7 +258,7 @@ impl GameRecord {
     }
 
     /// Moves completed by `color`.
-    pub fn moves_by(&self, color: Color) -> u32 {
+    pub(crate) fn moves_by(&self, color: Color) -> u32 {
         self.plies.iter().filter(|p| p.mover == color && p.status == MoveStatus::Completed).count() as u32
     }
 
@@ -272,7 +272,7 @@ impl GameRecord {
     /// Records a legal move whose SAN and resulting position the caller has
     /// already worked out (the reconstructor keeps legal moves at hand and
     /// saves generating them again).
-    pub fn push_played(&mut self, m: Move, san: SanPlus, after: Chess, at: Timestamp, inferred: bool) -> &Ply {
+    pub(crate) fn push_played(&mut self, m: Move, san: SanPlus, after: Chess, at: Timestamp, inferred: bool) -> &Ply {
         let mover = self.position().turn();
         // Most moves update the hash of the position before (shakmaty
         // declines the others); cheaper than hashing the whole board.
@@ -301,7 +301,7 @@ impl GameRecord {
     }
 
     /// Records an illegal move that stands, leading to `after`.
-    pub fn push_illegal(&mut self, mv: IllegalMove, after: Chess, at: Timestamp) -> &Ply {
+    pub(crate) fn push_illegal(&mut self, mv: IllegalMove, after: Chess, at: Timestamp) -> &Ply {
         let mover = self.position().turn();
         self.hashes.push(hash(&after));
         self.plies.push(Ply {
@@ -343,7 +343,7 @@ impl GameRecord {
 
     /// How many times the current position has stood on the board (9.2.2),
     /// counting only positions since the last capture or pawn move.
-    pub fn repetitions(&self) -> usize {
+    pub(crate) fn repetitions(&self) -> usize {
         let current = *self.hashes.last().expect("the start position is always hashed");
         let window = (self.position().halfmoves() as usize + 1).min(self.hashes.len());
         self.hashes[self.hashes.len() - window..].iter().filter(|&&h| h == current).count()
@@ -356,7 +356,7 @@ impl GameRecord {
 
     /// The move number and side for ply `index` (0-based), e.g. `(12,
     /// Black)` for 12...Nf6.
-    pub fn move_number(&self, index: usize) -> (u32, Color) {
+    pub(crate) fn move_number(&self, index: usize) -> (u32, Color) {
         let first = self.start.fullmoves().get();
         let offset = usize::from(self.start.turn() == Color::Black);
         let n = index + offset;

@@ -69,7 +69,7 @@ impl TimeControl {
     /// The moves a player must have completed by the end of period
     /// `period` (0-based), counted from the start of the game; `None` for
     /// the last period (or beyond), whose end loses on time by itself.
-    pub fn quota_by_end_of(&self, period: usize) -> Option<u32> {
+    pub(crate) fn quota_by_end_of(&self, period: usize) -> Option<u32> {
         if period + 1 >= self.periods.len() {
             return None;
         }

@@ -26,15 +26,15 @@ type HmacSha256 = Hmac<Sha256>;
 pub const MAX_AGE_MS: i64 = 5 * 60 * 1000;
 /// How far ahead of the daemon's clock a request's `ts_ms` may be: the
 /// tolerated skew between the clocks of `ctl`'s machine and the daemon's.
-pub const MAX_FUTURE_MS: i64 = 30 * 1000;
+pub(crate) const MAX_FUTURE_MS: i64 = 30 * 1000;
 /// The largest message on the commands topic that is read at all.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Commands per second a bridge accepts, on average…
-pub const RATE_PER_S: u64 = 20;
+pub(crate) const RATE_PER_S: u64 = 20;
 /// …and in one burst.
-pub const BURST: u64 = 40;
+pub(crate) const BURST: u64 = 40;
 /// The longest request `id`.
-pub const MAX_ID_CHARS: usize = 128;
+pub(crate) const MAX_ID_CHARS: usize = 128;
 /// Ids remembered at most by the replay guard (more than the rate bound
 /// lets through in the freshness window, so never reached in practice).
 const MAX_REMEMBERED: usize = 20_000;
@@ -99,7 +99,7 @@ impl OperatorKey {
     }
 
     /// HMAC-SHA256 of `message`, in lowercase hex.
-    pub fn mac_hex(&self, message: &[u8]) -> String {
+    pub(crate) fn mac_hex(&self, message: &[u8]) -> String {
         let mut mac = self.mac();
         mac.update(message);
         hex(&mac.finalize().into_bytes())
@@ -118,7 +118,7 @@ impl OperatorKey {
 /// The envelope on the commands topic.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Envelope {
+pub(crate) struct Envelope {
     /// The request JSON, exactly as signed.
     pub signed: String,
     /// HMAC-SHA256(key, UTF-8 bytes of `signed`), 64 lowercase hex.

@@ -37,7 +37,7 @@ use super::{
 use crate::time::Timestamp;
 
 /// A round's summary goes out at most this often (per tree).
-pub const SUMMARY_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const SUMMARY_EVERY: Duration = Duration::from_secs(1);
 
 /// One round's summary in one tree.
 #[derive(Debug, Default)]

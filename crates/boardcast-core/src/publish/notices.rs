@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{Publication, Qos, topics::Topics};
 
 /// `<root>/v1/bridges/<bridge-id>/notices`.
-pub fn notices_topic(topics: &Topics) -> String {
+pub(crate) fn notices_topic(topics: &Topics) -> String {
     format!("{}/v1/bridges/{}/notices", topics.root(), topics.bridge())
 }
 

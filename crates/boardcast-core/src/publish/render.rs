@@ -74,7 +74,7 @@ impl std::str::FromStr for Language {
 
 /// A legal move from `before` in `language`'s piece letters: `Sf3`,
 /// `exd8=D#`, `O-O`.
-pub fn localized(before: &Chess, m: Move, language: Language) -> String {
+pub(crate) fn localized(before: &Chess, m: Move, language: Language) -> String {
     let san = SanPlus::from_move(before.clone(), m).to_string();
     translate(&san, language)
 }
@@ -82,7 +82,7 @@ pub fn localized(before: &Chess, m: Move, language: Language) -> String {
 /// SAN-like text (English letters) in `language`'s letters. Only capitals
 /// are piece letters in SAN (files are lower case, castling is `O`), so
 /// the translation is letter by letter.
-pub fn translate(san: &str, language: Language) -> String {
+pub(crate) fn translate(san: &str, language: Language) -> String {
     san.chars()
         .map(|c| {
             let role = match c {
@@ -142,7 +142,7 @@ pub fn spoken(before: &Chess, m: Move) -> String {
 
 /// The spoken announcement of an illegal move that stood (A.5.2), as far
 /// as the board showed it.
-pub fn spoken_illegal(mv: &IllegalMove) -> String {
+pub(crate) fn spoken_illegal(mv: &IllegalMove) -> String {
     let mut text = piece_word(mv.piece.role).to_owned();
     if let Some(from) = mv.from {
         let _ = write!(text, " {}", square_words(from));
@@ -157,7 +157,7 @@ pub fn spoken_illegal(mv: &IllegalMove) -> String {
 }
 
 /// The word for a piece (D.2.1).
-pub const fn piece_word(role: Role) -> &'static str {
+pub(crate) const fn piece_word(role: Role) -> &'static str {
     match role {
         Role::King => "König",
         Role::Queen => "Dame",
@@ -170,7 +170,7 @@ pub const fn piece_word(role: Role) -> &'static str {
 
 /// `Felix drei` for f3 (D.2.1: the files by name, the ranks in German
 /// numbers counted from White's side).
-pub fn square_words(square: Square) -> String {
+pub(crate) fn square_words(square: Square) -> String {
     format!("{} {}", file_word(square.file()), rank_word(square.rank()))
 }
 
@@ -201,7 +201,7 @@ const fn rank_word(rank: Rank) -> &'static str {
 }
 
 /// `"white"` or `"black"`.
-pub const fn color_name(color: Color) -> &'static str {
+pub(crate) const fn color_name(color: Color) -> &'static str {
     match color {
         Color::White => "white",
         Color::Black => "black",

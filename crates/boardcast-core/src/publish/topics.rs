@@ -78,7 +78,7 @@ impl BoardPath {
     }
 
     /// The round this board is in.
-    pub fn round_path(&self) -> RoundPath {
+    pub(crate) fn round_path(&self) -> RoundPath {
         RoundPath { event: self.event.clone(), round: self.round.clone() }
     }
 }
@@ -123,13 +123,13 @@ impl Topics {
     }
 
     /// `<root>/v1/bridges/<bridge-id>/boards/<serial>/status`.
-    pub fn board_status(&self, serial: &str) -> String {
+    pub(crate) fn board_status(&self, serial: &str) -> String {
         format!("{}/v1/bridges/{}/boards/{}/status", self.root, self.bridge, level(serial))
     }
 
     /// The same topic in the public tree, if it has one there (alerts and
     /// bridge topics do not).
-    pub fn to_public(&self, live: &str) -> Option<String> {
+    pub(crate) fn to_public(&self, live: &str) -> Option<String> {
         let prefix = format!("{}/v1/live/", self.root);
         let rest = live.strip_prefix(&prefix)?;
         if rest.ends_with("/alerts") {

@@ -149,7 +149,7 @@ impl GameSetup {
 
     /// Whether an illegal move that the opponent answers stands (A.5.2,
     /// B.3): rapid and blitz without adequate supervision.
-    pub fn illegal_moves_stand(&self) -> bool {
+    pub(crate) fn illegal_moves_stand(&self) -> bool {
         self.tempo() != Tempo::Standard && !self.supervised
     }
 }

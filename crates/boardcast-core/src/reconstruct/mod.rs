@@ -204,7 +204,7 @@ pub const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(
 
 /// How long judging waits for the whole board asked for before blaming a
 /// player: a DGT board answers a dump request within tens of milliseconds.
-pub const BOARD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+pub(crate) const BOARD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A clock press not yet matched to a move.
 #[derive(Clone, Copy, Debug)]
@@ -379,14 +379,14 @@ impl Reconstructor {
     /// press is not judged as made without a move or on an illegal
     /// position, and the board is not called out of sync. Nor is it taken
     /// as settled (see `settle_due`).
-    pub fn handle_lost_bytes(&mut self, now: Timestamp) {
+    pub(crate) fn handle_lost_bytes(&mut self, now: Timestamp) {
         self.suspect_until = Some(now + LOST_BYTES_WAIT);
         self.lost_at = now;
     }
 
     /// The board answers a request for its whole picture: ask it before
     /// blaming a player (see [`Reconstructor::poll_board_request`]).
-    pub fn set_board_answers(&mut self, answers: bool) {
+    pub(crate) fn set_board_answers(&mut self, answers: bool) {
         self.board_answers = answers;
     }
 
@@ -396,7 +396,7 @@ impl Reconstructor {
     /// can answer is asked for its whole picture, and judging waits for it
     /// (at most [`BOARD_CHECK_WAIT`]): a field update lost on the line must
     /// not be turned into an alert.
-    pub fn poll_board_request(&mut self) -> bool {
+    pub(crate) fn poll_board_request(&mut self) -> bool {
         std::mem::take(&mut self.board_request)
     }
 
@@ -463,7 +463,7 @@ impl Reconstructor {
     }
 
     /// How the board relates to the game in progress, if there is one.
-    pub fn board_status(&self) -> Option<&BoardStatus> {
+    pub(crate) fn board_status(&self) -> Option<&BoardStatus> {
         self.play.as_ref().filter(|p| !p.over).map(|p| &p.status)
     }
 

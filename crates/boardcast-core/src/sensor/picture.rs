@@ -23,7 +23,7 @@ impl Cell {
     /// `Occupied` agrees with any piece: an occupancy board cannot tell them
     /// apart.
     #[inline]
-    pub fn agrees_with(self, piece: Option<Piece>) -> bool {
+    pub(crate) fn agrees_with(self, piece: Option<Piece>) -> bool {
         match (self, piece) {
             (Self::Empty, None) | (Self::Occupied, Some(_)) => true,
             (Self::Piece(a), Some(b)) => a == b,
@@ -133,7 +133,7 @@ impl Picture {
     }
 
     /// The squares where `piece` stands.
-    pub fn by_piece(&self, piece: Piece) -> Bitboard {
+    pub(crate) fn by_piece(&self, piece: Piece) -> Bitboard {
         self.pieces[piece_index(piece)]
     }
 
@@ -173,7 +173,7 @@ impl Picture {
     }
 
     /// Whether the picture agrees with `board` on every square.
-    pub fn agrees_with(&self, board: &Board) -> bool {
+    pub(crate) fn agrees_with(&self, board: &Board) -> bool {
         self.diff(board).is_empty()
     }
 

@@ -93,7 +93,7 @@ impl Calibration {
     /// # Errors
     ///
     /// An entry that is not a tag and a piece letter.
-    pub fn from_entries(entries: &[(String, char)]) -> Result<Self, String> {
+    pub(crate) fn from_entries(entries: &[(String, char)]) -> Result<Self, String> {
         let mut pieces = HashMap::new();
         for (tag, letter) in entries {
             let numbers: Vec<u8> = tag
@@ -155,7 +155,7 @@ impl Calibration {
     /// ranks 1, 2, 7 and 8 is the start position's piece there. `None` when
     /// the tags do not show the start position's occupancy, or two squares
     /// read one tag.
-    pub fn from_start_position(tags: &Tags) -> Option<Self> {
+    pub(crate) fn from_start_position(tags: &Tags) -> Option<Self> {
         let occupied = |index: usize| tags[index] != EMPTY;
         if !(0..64).all(|index| occupied(index) == start_piece(index).is_some()) {
             return None;
@@ -221,7 +221,7 @@ pub fn index_of(square: Square) -> usize {
 }
 
 /// A tag as written in calibration files: `"45-17-238-10-3"`.
-pub fn tag_text(tag: &[u8; 5]) -> String {
+pub(crate) fn tag_text(tag: &[u8; 5]) -> String {
     tag.iter().map(u8::to_string).collect::<Vec<_>>().join("-")
 }
 

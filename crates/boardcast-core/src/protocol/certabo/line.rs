@@ -72,11 +72,11 @@ pub const CLASSIC_LEDS: &str = "Certabo board with classic LEDs";
 
 /// What the decoder says when a board announces RGB LEDs; the link switches
 /// to RGB frames when it sees it.
-pub const RGB_LEDS: &str = "Certabo board with RGB LEDs";
+pub(crate) const RGB_LEDS: &str = "Certabo board with RGB LEDs";
 
 /// Why the bytes of a line left unfinished at the end of a stream are
 /// dropped.
-pub const CUT_OFF: &str = "a line cut off by the end of the stream";
+pub(crate) const CUT_OFF: &str = "a line cut off by the end of the stream";
 
 /// Splits bytes into [`Line`]s, whatever chunks they arrive in.
 #[derive(Clone, Debug, Default)]

@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// How long blinking squares stay lit, and dark.
-pub const BLINK: Duration = Duration::from_millis(500);
+pub(crate) const BLINK: Duration = Duration::from_millis(500);
 
 /// The host side of one streaming board connection.
 #[derive(Clone, Debug)]
@@ -97,13 +97,13 @@ impl StreamLink {
     }
 
     /// Bytes arrived.
-    pub fn handle_rx(&mut self, now: Timestamp) {
+    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
         self.last_rx = now;
         self.time_seen(now);
     }
 
     /// The decoder made sense of something, or reported lost bytes.
-    pub fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
         self.time_seen(now);
         match decoded {
             Decoded::Sensor(SensorEvent::Board(_)) if !self.identified => {
@@ -210,7 +210,7 @@ fn frame(leds: Leds, lights: &Lights, blink_on: bool) -> Vec<u8> {
 
 /// The classic frame: byte 0 is rank 8 … byte 7 rank 1, bit 0 the a-file;
 /// that is the bitboard (a1 = bit 0) written big-endian.
-pub fn classic_frame(lit: Bitboard) -> Vec<u8> {
+pub(crate) fn classic_frame(lit: Bitboard) -> Vec<u8> {
     lit.0.to_be_bytes().to_vec()
 }
 
@@ -226,7 +226,7 @@ const BLINK_RGB: [u8; 3] = [255, 0, 0];
 ///
 /// The grid's orientation is taken from one open-source driver and not
 /// checked on hardware.
-pub fn rgb_frame(steady: Bitboard, blinking: Bitboard) -> Vec<u8> {
+pub(crate) fn rgb_frame(steady: Bitboard, blinking: Bitboard) -> Vec<u8> {
     let mut leds = [[0u8; 3]; 81];
     for (squares, colour) in [(steady, STEADY_RGB), (blinking, BLINK_RGB)] {
         for square in squares {

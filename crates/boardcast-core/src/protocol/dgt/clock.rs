@@ -120,9 +120,9 @@ impl BwTime {
 
 impl ClockTimes {
     /// Status bit: the clock runs.
-    pub const RUNNING: u8 = 0x01;
+    pub(crate) const RUNNING: u8 = 0x01;
     /// Status bit: the lever is up on the right, so the right clock runs.
-    pub const RIGHT_RUNS: u8 = 0x02;
+    pub(crate) const RIGHT_RUNS: u8 = 0x02;
     /// Status bit: the battery is low.
     pub const BATTERY_LOW: u8 = 0x04;
     /// Status bit: no clock is connected; the times mean nothing.
@@ -164,7 +164,7 @@ impl ClockTimes {
 
 impl DgtDisplay {
     /// The display for a remaining time.
-    pub fn from_ms(ms: u64) -> Self {
+    pub(crate) fn from_ms(ms: u64) -> Self {
         let secs = (ms / 1000).min(9 * 3600 + 59 * 60 + 59);
         Self {
             hours: (secs / 3600) as u8,

@@ -13,7 +13,7 @@
 
 /// Messages longer than this are taken for garbage. The longest real message
 /// is the EEPROM dump (`0x1F03` bytes on 8 KB boards).
-pub const MAX_MESSAGE_LEN: usize = 0x2000;
+pub(crate) const MAX_MESSAGE_LEN: usize = 0x2000;
 
 /// Garbage is buffered up to this many bytes before it is reported.
 const MAX_GARBAGE_RUN: usize = 4096;

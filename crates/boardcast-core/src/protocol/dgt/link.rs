@@ -75,13 +75,13 @@ impl DgtLink {
     }
 
     /// Bytes arrived (whatever they mean).
-    pub fn handle_rx(&mut self, now: Timestamp) {
+    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
         self.last_rx = now;
         self.keepalive_sent = false;
     }
 
     /// The decoder made sense of something, or reported lost bytes.
-    pub fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
         match decoded {
             Decoded::Info(BoardInfo::Serial(serial)) if self.serial.as_ref() != Some(serial) => {
                 self.serial = Some(serial.clone());
@@ -113,7 +113,7 @@ impl DgtLink {
     /// (a press without a move, a board out of sync): ask for the whole
     /// board first, so that a field update lost on the line is not taken
     /// for the player's doing.
-    pub fn request_board(&mut self, now: Timestamp) {
+    pub(crate) fn request_board(&mut self, now: Timestamp) {
         if self.dump_pending.is_none() {
             self.dump_pending = Some((now, 3));
             self.outgoing.push_back(Command::SendBoard);

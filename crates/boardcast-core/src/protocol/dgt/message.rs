@@ -12,9 +12,9 @@ use crate::sensor::{Cell, Picture};
 /// Message IDs, board to host.
 pub mod id {
     /// 64 piece codes, a8 first.
-    pub const BOARD_DUMP: u8 = 0x86;
+    pub(crate) const BOARD_DUMP: u8 = 0x86;
     /// Clock times or a clock acknowledgement.
-    pub const BWTIME: u8 = 0x8D;
+    pub(crate) const BWTIME: u8 = 0x8D;
     /// One square changed.
     pub const FIELD_UPDATE: u8 = 0x8E;
     /// The board's EEPROM event log.
@@ -22,15 +22,15 @@ pub mod id {
     /// The bus address.
     pub const BUSADRES: u8 = 0x90;
     /// The serial number, ASCII digits.
-    pub const SERIALNR: u8 = 0x91;
+    pub(crate) const SERIALNR: u8 = 0x91;
     /// The trademark text.
-    pub const TRADEMARK: u8 = 0x92;
+    pub(crate) const TRADEMARK: u8 = 0x92;
     /// Firmware version, major and minor.
-    pub const VERSION: u8 = 0x93;
+    pub(crate) const VERSION: u8 = 0x93;
     /// Battery status (Bluetooth boards).
-    pub const BATTERY_STATUS: u8 = 0xA0;
+    pub(crate) const BATTERY_STATUS: u8 = 0xA0;
     /// The long serial number, ten ASCII digits.
-    pub const LONG_SERIALNR: u8 = 0xA2;
+    pub(crate) const LONG_SERIALNR: u8 = 0xA2;
 }
 
 /// A message from a DGT board.

@@ -25,7 +25,7 @@ pub enum Link {
 
 impl Link {
     /// The link for `protocol`; `None` for `events` (no live board).
-    pub fn for_protocol(protocol: Protocol, config: LinkConfig) -> Option<Self> {
+    pub(crate) fn for_protocol(protocol: Protocol, config: LinkConfig) -> Option<Self> {
         match protocol {
             Protocol::Dgt => Some(Self::Dgt(dgt::link::DgtLink::new(config))),
             Protocol::Millennium => Some(Self::Millennium(millennium::link::MillenniumLink::new(config))),
@@ -55,7 +55,7 @@ impl Link {
     }
 
     /// Bytes arrived (whatever they mean).
-    pub fn handle_rx(&mut self, now: Timestamp) {
+    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
         match self {
             Self::Dgt(l) => l.handle_rx(now),
             Self::Millennium(l) => l.handle_rx(now),
@@ -64,7 +64,7 @@ impl Link {
     }
 
     /// The decoder made sense of something, or reported lost bytes.
-    pub fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
         match self {
             Self::Dgt(l) => l.handle_decoded(now, decoded),
             Self::Millennium(l) => l.handle_decoded(now, decoded),
@@ -112,7 +112,7 @@ impl Link {
     /// a player on it (a DGT board dump, a Millennium status). Streaming
     /// boards (Certabo, Sentio) report the whole board on every scan: their
     /// next report is the answer, nothing is sent.
-    pub fn request_board(&mut self, now: Timestamp) {
+    pub(crate) fn request_board(&mut self, now: Timestamp) {
         match self {
             Self::Dgt(l) => l.request_board(now),
             Self::Millennium(l) => l.request_board(now),

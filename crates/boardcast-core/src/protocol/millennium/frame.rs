@@ -24,10 +24,10 @@
 use super::wire::{self, NOISE};
 
 /// Dropped characters are reported at the latest after this many.
-pub const MAX_GARBAGE_RUN: usize = 4096;
+pub(crate) const MAX_GARBAGE_RUN: usize = 4096;
 
 /// The characters of a status: a piece letter, or `.` for an empty square.
-pub const STATUS_CHARS: &[u8] = b"KQRBNPkqrbnp.";
+pub(crate) const STATUS_CHARS: &[u8] = b"KQRBNPkqrbnp.";
 
 /// Which side's messages a framer looks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -17,18 +17,18 @@ use shakmaty::Square;
 use crate::protocol::Lights;
 
 /// How many LEDs a board has.
-pub const LED_COUNT: usize = 81;
+pub(crate) const LED_COUNT: usize = 81;
 
 /// The code of an LED lit steadily.
 pub const STEADY: u8 = 0xFF;
 
 /// The code of a blinking LED: two slots on, two off.
-pub const BLINKING: u8 = 0xCC;
+pub(crate) const BLINKING: u8 = 0xCC;
 
 /// The slot time, in units of 4.096 ms: 30 makes a slot 123 ms, so that
 /// [`BLINKING`] is on for a quarter of a second and off for as long (2 Hz,
 /// hard to miss and not frantic).
-pub const SLOT_TIME: u8 = 30;
+pub(crate) const SLOT_TIME: u8 = 30;
 
 /// What every LED shows: the parameters of an `L` command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,7 +47,7 @@ impl LedPattern {
     /// square on, of each blinking square blinking. Where a blinking and a
     /// steady square share a corner, the corner blinks: a square to put
     /// right matters more than the last move.
-    pub fn for_lights(lights: &Lights) -> Self {
+    pub(crate) fn for_lights(lights: &Lights) -> Self {
         let mut pattern = Self::DARK;
         for (squares, code) in [(lights.steady, STEADY), (lights.blinking, BLINKING)] {
             for square in squares {
@@ -60,7 +60,7 @@ impl LedPattern {
     }
 
     /// Whether every LED is off (an `X` command says that more briefly).
-    pub fn is_dark(&self) -> bool {
+    pub(crate) fn is_dark(&self) -> bool {
         self.codes.iter().all(|&c| c == 0)
     }
 }

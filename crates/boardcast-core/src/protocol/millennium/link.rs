@@ -56,7 +56,7 @@ use crate::{
 pub const REPORTING: u8 = REPORT_ON_CHANGE + 1;
 
 /// At most one LED command this often (see the module docs).
-pub const LED_SPACING: Duration = Duration::from_millis(100);
+pub(crate) const LED_SPACING: Duration = Duration::from_millis(100);
 
 /// The host side of one Millennium board connection.
 #[derive(Clone, Debug, Default)]
@@ -114,13 +114,13 @@ impl MillenniumLink {
     }
 
     /// Bytes arrived (whatever they mean).
-    pub fn handle_rx(&mut self, now: Timestamp) {
+    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
         self.last_rx = now;
         self.keepalive_sent = false;
     }
 
     /// The decoder made sense of something, or reported lost bytes.
-    pub fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
         match decoded {
             Decoded::Info(BoardInfo::Version(version)) if self.version.as_ref() != Some(version) => {
                 self.version = Some(version.clone());
@@ -139,7 +139,7 @@ impl MillenniumLink {
 
     /// The reconstructor is about to blame a player on the picture it has:
     /// ask for the board's status first.
-    pub fn request_board(&mut self, now: Timestamp) {
+    pub(crate) fn request_board(&mut self, now: Timestamp) {
         if self.status_pending.is_none() {
             self.status_pending = Some((now, 3));
             self.outgoing.push_back(Command::SendStatus);
@@ -183,7 +183,7 @@ impl MillenniumLink {
 
     /// The next command to send, if any (what [`Self::poll_transmit`]
     /// encodes).
-    pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+    pub(crate) fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
         if !self.connected {
             return None;
         }

@@ -13,40 +13,40 @@
 
 /// Stands in a buffer of 7-bit characters for a byte that arrived with
 /// even parity: it is no character at all, so it matches nothing.
-pub const NOISE: u8 = 0x80;
+pub(crate) const NOISE: u8 = 0x80;
 
 /// The byte to send for a 7-bit character: bit 7 set when needed to make
 /// the number of one bits odd.
-pub const fn with_parity(ch: u8) -> u8 {
+pub(crate) const fn with_parity(ch: u8) -> u8 {
     let ch = ch & 0x7F;
     if ch.count_ones() % 2 == 1 { ch } else { ch | 0x80 }
 }
 
 /// The 7-bit character a received byte carries, or [`NOISE`] when its
 /// parity is even.
-pub const fn strip_parity(byte: u8) -> u8 {
+pub(crate) const fn strip_parity(byte: u8) -> u8 {
     if byte.count_ones() % 2 == 1 { byte & 0x7F } else { NOISE }
 }
 
 /// The block check of `chars` (7-bit characters): their XOR.
-pub fn block_check(chars: &[u8]) -> u8 {
+pub(crate) fn block_check(chars: &[u8]) -> u8 {
     chars.iter().fold(0, |acc, &c| acc ^ (c & 0x7F))
 }
 
 /// `value` as two upper-case hex characters.
-pub const fn hex_pair(value: u8) -> [u8; 2] {
+pub(crate) const fn hex_pair(value: u8) -> [u8; 2] {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
     [DIGITS[(value >> 4) as usize], DIGITS[(value & 0x0F) as usize]]
 }
 
 /// Whether `ch` is an upper-case hex digit (the only kind the protocol
 /// uses; lower-case letters are black pieces in a status).
-pub const fn is_hex(ch: u8) -> bool {
+pub(crate) const fn is_hex(ch: u8) -> bool {
     matches!(ch, b'0'..=b'9' | b'A'..=b'F')
 }
 
 /// The value of two upper-case hex characters.
-pub fn parse_hex_pair(pair: [u8; 2]) -> Option<u8> {
+pub(crate) fn parse_hex_pair(pair: [u8; 2]) -> Option<u8> {
     let digit = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'A'..=b'F' => Some(c - b'A' + 10),

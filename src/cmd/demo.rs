@@ -128,6 +128,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
                 rotated_board: None,
                 leds: Default::default(),
                 calibration: None,
+                speech_language: None,
             }
         })
         .collect();
@@ -161,6 +162,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         http: Some(Http { listen: http_listen, broker_ws_url: None }),
         public_delay: Duration::from_secs(args.public_delay_s),
         lichess: None,
+        speech: None,
     };
     operator_account(&dir)?;
     super::logging::init(super::logging::LogFormat::Text, "info");

@@ -109,6 +109,9 @@ async fn say(settings: &SpeakerSettings, text: &str) -> Result<(), String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
+        // Its own process group, so that a timeout stops a whole pipeline
+        // (`sh -c 'espeak-ng … | aplay …'`), not only the shell.
+        .process_group(0)
         .spawn()
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -119,10 +122,15 @@ async fn say(settings: &SpeakerSettings, text: &str) -> Result<(), String> {
                 format!("cannot start {program:?}: {e}")
             }
         })?;
+    let group = child.id().and_then(|id| i32::try_from(id).ok()).map(nix::unistd::Pid::from_raw);
     let output = match tokio::time::timeout(settings.timeout, child.wait_with_output()).await {
         Ok(done) => done.map_err(|e| format!("{program:?} failed: {e}"))?,
-        // Dropping the child's future kills it (kill_on_drop).
+        // Dropping the child's future kills it (kill_on_drop); its group
+        // goes with it.
         Err(_) => {
+            if let Some(group) = group {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            }
             return Err(format!(
                 "{program:?} took longer than speech.timeout_ms = {} and was stopped",
                 settings.timeout.as_millis()
@@ -135,5 +143,89 @@ async fn say(settings: &SpeakerSettings, text: &str) -> Result<(), String> {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let said = stderr.lines().find(|l| !l.trim().is_empty()).map(str::trim).unwrap_or("nothing on stderr");
         Err(format!("{program:?} ended with {} ({said})", output.status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A speaker that appends each announcement to a file in `dir`.
+    fn writing_to(dir: &std::path::Path, max_queue: usize) -> SpeakerSettings {
+        let said = dir.join("said.txt");
+        SpeakerSettings {
+            command: vec!["sh".into(), "-c".into(), format!("printf '%s\\n' \"$0\" >> '{}'", said.display())],
+            max_queue,
+            timeout: Duration::from_secs(30),
+            board: "b1".into(),
+            language: "de",
+        }
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("boardcast-speech-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn what_waits_beyond_max_queue_is_dropped_oldest_first() {
+        let dir = scratch("queue");
+        let (tx, rx) = mpsc::unbounded_channel();
+        // Four announcements arrive before the speaker has said any.
+        for text in ["eins", "zwei", "drei", "vier"] {
+            tx.send(text.to_owned()).unwrap();
+        }
+        drop(tx);
+        speak(writing_to(&dir, 2), rx).await;
+        assert_eq!(std::fs::read_to_string(dir.join("said.txt")).unwrap(), "drei\nvier\n");
+    }
+
+    #[tokio::test]
+    async fn a_speaker_that_hangs_is_stopped_and_the_next_announcement_is_said() {
+        let dir = scratch("hang");
+        let said = dir.join("said.txt");
+        let settings = SpeakerSettings {
+            // The first announcement hangs (far beyond the limit), the
+            // second is written.
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                format!("[ \"$0\" = hang ] && sleep 600; printf '%s\\n' \"$0\" >> '{}'", said.display()),
+            ],
+            timeout: Duration::from_millis(200),
+            ..writing_to(&dir, 16)
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        tx.send("hang".to_owned()).unwrap();
+        tx.send("Kurze Rochade".to_owned()).unwrap();
+        drop(tx);
+        speak(settings, rx).await;
+        assert_eq!(std::fs::read_to_string(&said).unwrap(), "Kurze Rochade\n");
+    }
+
+    #[tokio::test]
+    async fn the_command_gets_the_words_as_its_last_argument_and_the_board_in_its_environment() {
+        let dir = scratch("env");
+        let said = dir.join("said.txt");
+        let settings = SpeakerSettings {
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                format!(
+                    "printf '%s %s %s|%s\\n' \"$BOARDCAST_BOARD\" \"$BOARDCAST_SPEECH_LANGUAGE\" \"$1\" \"$2\" >> '{}'",
+                    said.display()
+                ),
+                "say".into(),
+                "-v".into(),
+            ],
+            ..writing_to(&dir, 16)
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        tx.send("Springer Gustav eins Felix drei".to_owned()).unwrap();
+        drop(tx);
+        speak(settings, rx).await;
+        assert_eq!(std::fs::read_to_string(&said).unwrap(), "b1 de -v|Springer Gustav eins Felix drei\n");
     }
 }

@@ -51,6 +51,8 @@ pub struct Config {
     pub operator: OperatorConfig,
     /// Pushing rounds to lichess broadcasts.
     pub lichess: LichessConfig,
+    /// Announcing moves aloud.
+    pub speech: SpeechConfig,
     /// The boards.
     #[serde(default)]
     pub boards: Vec<BoardConfig>,
@@ -136,6 +138,51 @@ pub struct LichessConfig {
     /// The daemon's round (or `<event>/<round>`) → the lichess round id.
     #[serde(default)]
     pub rounds: BTreeMap<String, String>,
+}
+
+/// `[speech]`: see `config/default.toml` and docs/speech.md.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SpeechConfig {
+    pub enabled: bool,
+    /// The program and its arguments; the announcement is added as the
+    /// last argument.
+    pub command: Vec<String>,
+    pub language: String,
+    /// The boards that speak (empty: every board).
+    #[serde(default)]
+    pub boards: Vec<String>,
+    pub max_queue: usize,
+    pub timeout_ms: u64,
+}
+
+/// Announcing moves aloud, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Speech {
+    /// The program and its arguments (not empty); the announcement is
+    /// added as the last argument.
+    pub command: Vec<String>,
+    /// The announcements' language, unless a board says otherwise
+    /// (`speech_language`).
+    pub language: Language,
+    /// The boards that speak (empty: every board).
+    pub boards: Vec<String>,
+    /// Announcements waiting at most per board; older ones are dropped.
+    pub max_queue: usize,
+    /// The longest one announcement may take.
+    pub timeout: Duration,
+}
+
+impl Speech {
+    /// The language `board` speaks in, if it speaks.
+    pub fn language_of(&self, board: &Board) -> Option<Language> {
+        if self.boards.is_empty() || self.boards.contains(&board.name) {
+            Some(board.speech_language.unwrap_or(self.language))
+        } else {
+            None
+        }
+    }
 }
 
 /// Pushing to lichess, checked.
@@ -476,6 +523,9 @@ pub struct BoardConfig {
     pub leds: LightsMode,
     /// Certabo boards: the calibration file `boardcast calibrate` wrote.
     pub calibration: Option<PathBuf>,
+    /// The language its moves are announced in (default:
+    /// `speech.language`).
+    pub speech_language: Option<String>,
 }
 
 /// A board's settings, checked.
@@ -507,6 +557,8 @@ pub struct Board {
     pub leds: LightsMode,
     /// Its calibration file (Certabo).
     pub calibration: Option<PathBuf>,
+    /// The language its moves are announced in, if not `speech.language`.
+    pub speech_language: Option<Language>,
 }
 
 /// How to find a board.
@@ -696,6 +748,11 @@ impl Config {
                 rotated_board: b.rotated_board,
                 leds: b.leds,
                 calibration: b.calibration.clone(),
+                speech_language: b
+                    .speech_language
+                    .as_deref()
+                    .map(|code| parse_language(&key("speech_language"), code))
+                    .transpose()?,
             });
         }
         Ok(boards)
@@ -768,6 +825,59 @@ impl Config {
 }
 
 impl Config {
+    /// Announcing moves aloud (`None`: not enabled).
+    ///
+    /// # Errors
+    ///
+    /// An empty command, an unknown language, a board that is not
+    /// configured, no room to wait or no time to speak.
+    pub fn speech(&self) -> Result<Option<Speech>, ConfigError> {
+        let s = &self.speech;
+        if !s.enabled {
+            return Ok(None);
+        }
+        if s.command.first().is_none_or(|program| program.trim().is_empty()) {
+            return Err(error(
+                "speech.command".into(),
+                &format!("{:?}", s.command),
+                "a program and its arguments, such as [\"espeak-ng\", \"-v\", \"de\"] (the announcement is added as the last argument)",
+            ));
+        }
+        let language = parse_language("speech.language", &s.language)?;
+        let boards = self.boards()?;
+        for (i, name) in s.boards.iter().enumerate() {
+            if !boards.iter().any(|b| &b.name == name) {
+                let names: Vec<String> = boards.iter().map(|b| format!("{:?}", b.name)).collect();
+                return Err(error(
+                    format!("speech.boards[{i}]"),
+                    &quoted(name),
+                    &format!("the name of a configured board ([[boards]] name: {})", names.join(", ")),
+                ));
+            }
+        }
+        if s.max_queue == 0 {
+            return Err(error(
+                "speech.max_queue".into(),
+                "0",
+                "at least 1 announcement waiting per board (16 suits a hall)",
+            ));
+        }
+        if s.timeout_ms < 100 {
+            return Err(error(
+                "speech.timeout_ms".into(),
+                &s.timeout_ms.to_string(),
+                "at least 100 milliseconds for one announcement (10000 suits espeak-ng)",
+            ));
+        }
+        Ok(Some(Speech {
+            command: s.command.clone(),
+            language,
+            boards: s.boards.clone(),
+            max_queue: s.max_queue,
+            timeout: Duration::from_millis(s.timeout_ms),
+        }))
+    }
+
     /// Pushing to lichess (`None`: no round has a lichess id).
     ///
     /// # Errors
@@ -1091,6 +1201,12 @@ fn quoted(name: &str) -> String {
     }
 }
 
+/// A language code, or the error naming `key`.
+fn parse_language(key: &str, code: &str) -> Result<Language, ConfigError> {
+    code.parse::<Language>()
+        .map_err(|_| error(key.to_owned(), &format!("{code:?}"), "one of \"en\", \"nl\", \"de\", \"af\", \"fr\""))
+}
+
 fn error(key: String, value: &str, accepted: &str) -> ConfigError {
     ConfigError { key, value: value.to_owned(), accepted: accepted.to_owned() }
 }
@@ -1311,6 +1427,46 @@ mod tests {
              [[boards]]\nname = \"b2\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nboard = \"7\"\n",
         );
         assert!(clash.boards().unwrap_err().to_string().starts_with("boards[1].board = \"7\": a label no other board"));
+    }
+
+    #[test]
+    fn speech_commands_languages_and_boards_are_checked() {
+        assert_eq!(parse("").speech().unwrap(), None, "off by default");
+        let boards = "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\n\
+                      [[boards]]\nname = \"b2\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nspeech_language = \"nl\"\n";
+        let with = |change: &dyn Fn(&mut SpeechConfig)| {
+            let mut config = parse(boards);
+            config.speech.enabled = true;
+            change(&mut config.speech);
+            config
+        };
+        let config = with(&|_| {});
+        let speech = config.speech().unwrap().unwrap();
+        assert_eq!(speech.command, ["espeak-ng", "-v", "de"]);
+        assert_eq!(speech.timeout, Duration::from_secs(10));
+        let boards = config.boards().unwrap();
+        assert_eq!(speech.language_of(&boards[0]), Some(Language::De));
+        assert_eq!(speech.language_of(&boards[1]), Some(Language::Nl), "a board's own language wins");
+        let only_b2 = with(&|s| s.boards = vec!["b2".into()]).speech().unwrap().unwrap();
+        assert_eq!(only_b2.language_of(&boards[0]), None, "boards not named stay silent");
+        for (change, message) in [
+            (
+                &(|s: &mut SpeechConfig| s.command = Vec::new()) as &dyn Fn(&mut SpeechConfig),
+                "speech.command = []: a program and its arguments",
+            ),
+            (&|s| s.command = vec![" ".into()], "speech.command = [\" \"]: a program"),
+            (&|s| s.language = "german".into(), "speech.language = \"german\": one of \"en\""),
+            (&|s| s.boards = vec!["b3".into()], "speech.boards[0] = \"b3\": the name of a configured board"),
+            (&|s| s.max_queue = 0, "speech.max_queue = 0: at least 1"),
+            (&|s| s.timeout_ms = 0, "speech.timeout_ms = 0: at least 100 milliseconds"),
+        ] {
+            let got = with(change).speech().unwrap_err().to_string();
+            assert!(got.starts_with(message), "{got}");
+        }
+        let bad_board =
+            parse("[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\nspeech_language = \"xx\"\n");
+        let got = bad_board.boards().unwrap_err().to_string();
+        assert!(got.starts_with("boards[0].speech_language = \"xx\": one of"), "{got}");
     }
 
     #[test]

@@ -53,6 +53,7 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let reconstruction = config.reconstructor().map_err(in_sources)?;
     config.link().map_err(in_sources)?;
     let lichess = config.lichess().map_err(in_sources)?;
+    let speech = config.speech().map_err(in_sources)?;
     if let Some(lichess) = &lichess {
         boardcast::shell::lichess::read_token(&lichess.token_file, &lichess.url)
             .map_err(|e| anyhow!("{e} (configuration read from {sources})"))?;
@@ -159,6 +160,24 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 lichess.interval.as_millis(),
                 lichess.token_file.display()
             );
+        }
+    }
+    match &speech {
+        None => outln!("speech: nothing announced aloud (speech.enabled = false)"),
+        Some(speech) => {
+            for board in &boards {
+                match speech.language_of(board) {
+                    Some(language) => outln!(
+                        "speech: {} announces in {} with {:?} (the words as the last argument), at most {} waiting, {} ms each",
+                        board.name,
+                        language.code(),
+                        speech.command,
+                        speech.max_queue,
+                        speech.timeout.as_millis()
+                    ),
+                    None => outln!("speech: {} is silent (not in speech.boards)", board.name),
+                }
+            }
         }
     }
     outln!(

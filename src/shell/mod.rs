@@ -23,6 +23,7 @@
 //!   broker.
 //! - [`key`]: the operator key file, read and created.
 //! - [`http`]: the display pages, served from the binary.
+//! - [`speech`]: a board's announcements spoken by a configured command.
 //!
 //! [`BoardSession`]: boardcast_core::session::BoardSession
 
@@ -41,4 +42,5 @@ pub mod pty;
 pub mod record;
 pub mod replay;
 pub mod simulate;
+pub mod speech;
 pub mod supervise;

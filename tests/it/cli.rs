@@ -263,6 +263,30 @@ fn the_printed_defaults_are_a_valid_configuration_and_bad_values_name_their_key(
         assert!(stderr(&out).contains(message), "{to}: {}", stderr(&out));
         assert!(stderr(&out).contains(path(&file)), "names the file: {}", stderr(&out));
     }
+    // Speech, once enabled, speaks only for boards that are configured.
+    let speaking = text.replacen(
+        "enabled = false\n# The program and its arguments; the announcement",
+        "enabled = true\n# The program and its arguments; the announcement",
+        1,
+    );
+    assert_ne!(speaking, text, "the defaults have [speech] enabled = false");
+    fs::write(&file, &speaking).unwrap();
+    let out = boardcast(&["config", "check", "--config", path(&file)]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("speech: table-1 announces in de with [\"espeak-ng\", \"-v\", \"de\"]"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    fs::write(&file, speaking.replacen("boards = []", "boards = [\"table-2\"]", 1)).unwrap();
+    let out = boardcast(&["config", "check", "--config", path(&file)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("speech.boards[0] = \"table-2\": the name of a configured board ([[boards]] name: \"table-1\")"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //!   operator commands and who may do what;
 //! - [`displays`]: the pages in headless Chromium;
 //! - [`lichess`]: delivery to a broadcast site;
+//! - [`speech`]: moves announced aloud (espeak-ng, sox);
 //! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
 //! - [`alert_quality`]: alerts scored on a corpus of irregular games;
 //! - [`longday`]: a tournament day, ignored by default (RELIABILITY.md).
@@ -29,5 +30,6 @@ mod operator;
 mod paths;
 mod recovery;
 mod security;
+mod speech;
 mod tls;
 mod udev;

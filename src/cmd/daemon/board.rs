@@ -14,12 +14,13 @@ use boardcast::{
         driver::{Outlets, drive},
         port::{self, Locate, PortChannels, PortSettings},
         record,
+        speech::{SpeakerSettings, speak, tap},
     },
 };
 use boardcast_core::{
     capture::{CaptureHeader, Record},
     game::GameRecord,
-    publish::board::BoardFeed,
+    publish::{announcer::Announcer, board::BoardFeed},
     session::{BoardSession, Output, setup_from_header},
 };
 
@@ -77,6 +78,7 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         }
         (board_feed, feed.items.clone())
     });
+    let speech = speech(&board, &shared, outputs_rx, &past);
     // Everything the capture produced (a clock reading a second: tens of
     // thousands after a few hours) is not needed once published again;
     // kept until the board stops, it grew every restart's memory with the
@@ -103,7 +105,7 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         record: recorder_for_driver,
     };
     let mut driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
-    let log = tokio::spawn(log_outputs(outputs_rx, events_rx, shared.reconnect_max).instrument(Span::current()));
+    let log = tokio::spawn(log_outputs(speech.outputs, events_rx, shared.reconnect_max).instrument(Span::current()));
     let pgn = shared.pgn.clone();
     let pgn_label = label.clone();
     let pgn_forward = tokio::spawn(async move {
@@ -151,10 +153,53 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         }
     };
     let _ = log.await;
+    if let Some((speaker, timeout)) = speech.speaker {
+        // What waits to be said gets one announcement's time, not more:
+        // shutting down is not held up by a queue of stale moves.
+        let abort = speaker.abort_handle();
+        if tokio::time::timeout(timeout, speaker).await.is_err() {
+            abort.abort();
+        }
+    }
     if let Some(recorder) = recorder_task {
         let _ = recorder.await;
     }
     result
+}
+
+/// The board's outputs as the log reads them, and its speaker if it speaks.
+struct Speech {
+    outputs: mpsc::UnboundedReceiver<Output>,
+    speaker: Option<(tokio::task::JoinHandle<()>, std::time::Duration)>,
+}
+
+/// Starts the board's speaker when `[speech]` names it: its announcer
+/// taps the outputs on their way to the log. A resumed game's `past` is
+/// known to the announcer but not said again.
+fn speech(board: &Board, shared: &Shared, outputs: mpsc::UnboundedReceiver<Output>, past: &[Output]) -> Speech {
+    let Some((settings, language)) = shared.speech.as_ref().and_then(|s| Some((s, s.language_of(board)?))) else {
+        return Speech { outputs, speaker: None };
+    };
+    let mut announcer = Announcer::new(language);
+    for output in past {
+        if let Output::Event(event) = output {
+            announcer.handle_event(event);
+        }
+    }
+    while announcer.poll_announcement().is_some() {}
+    info!("announcing completed moves and results in {} with {:?}", language.code(), settings.command);
+    let (texts_tx, texts_rx) = mpsc::unbounded_channel();
+    let (next_tx, next_rx) = mpsc::unbounded_channel();
+    tokio::spawn(tap(outputs, next_tx, announcer, texts_tx));
+    let speaker_settings = SpeakerSettings {
+        command: settings.command.clone(),
+        max_queue: settings.max_queue,
+        timeout: settings.timeout,
+        board: board.name.clone(),
+        language: language.code(),
+    };
+    let speaker = tokio::spawn(speak(speaker_settings, texts_rx).instrument(Span::current()));
+    Speech { outputs: next_rx, speaker: Some((speaker, settings.timeout)) }
 }
 
 /// The board's session: its game in progress resumed from its newest

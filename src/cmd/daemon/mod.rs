@@ -26,7 +26,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use boardcast::{
-    config::{Board, Config, ConfigError, Http, Lichess, Mqtt},
+    config::{Board, Config, ConfigError, Http, Lichess, Mqtt, Speech},
     shell::{
         clock::SessionClock,
         driver::Input,
@@ -64,6 +64,8 @@ pub(crate) struct Plan {
     pub(crate) public_delay: Duration,
     /// `None`: nothing pushed to lichess (no round has an id).
     pub(crate) lichess: Option<(Lichess, Token)>,
+    /// `None`: no board speaks (`speech.enabled = false`).
+    pub(crate) speech: Option<Speech>,
 }
 
 impl Plan {
@@ -100,6 +102,7 @@ impl Plan {
                 }
                 None => None,
             },
+            speech: config.speech().map_err(in_sources)?,
         })
     }
 }
@@ -138,6 +141,8 @@ struct Shared {
     /// Wall-clock milliseconds at session time zero.
     epoch_ms: i64,
     feed: Option<FeedOutlet>,
+    /// Announcing moves aloud, for the boards it names.
+    speech: Option<Speech>,
     /// The boards running now, for operator commands.
     boards: Arc<Mutex<HashMap<String, BoardHandle>>>,
     shutdown: CancellationToken,
@@ -255,6 +260,7 @@ pub(crate) async fn serve(
         clock,
         epoch_ms,
         feed: started.as_ref().map(|s| FeedOutlet { settings: s.settings.clone(), items: s.items.clone() }),
+        speech: plan.speech,
         boards: Arc::new(Mutex::new(HashMap::new())),
         shutdown: shutdown.clone(),
     };

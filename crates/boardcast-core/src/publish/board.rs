@@ -17,7 +17,8 @@ use shakmaty::{Chess, EnPassantMode, Position, fen::Fen, uci::UciMove};
 
 use super::{
     Item, Publication, Qos,
-    render::{Language, color_name, localized, spoken, spoken_illegal, translate},
+    render::{Language, color_name, localized, translate},
+    spoken::{spoken, spoken_illegal},
     topics::{BoardPath, BoardTopic, Topics, Tree},
 };
 use crate::{

@@ -1,6 +1,7 @@
 //! Publications: what the games mean for the MQTT topics of docs/mqtt.md.
 //! All sans-I/O, in the order the data flows:
 //!
+//! - [`announcer`]: one board's events → what its speaker says (N3);
 //! - [`board`]: one board's session outputs → move, clock and alert
 //!   messages as they happen, and its state, PGN and summary entry per
 //!   batch;
@@ -10,12 +11,14 @@
 //!   of every retained topic (superseded values are never sent), and every
 //!   move and alert until the broker has acknowledged it, resent after a
 //!   reconnection that lost them;
-//! - [`render`]: moves in display languages and spoken (rules.md N2, N3);
+//! - [`render`]: moves in display languages (rules.md N2);
+//! - [`spoken`]: moves and results as words to be spoken (N3);
 //! - [`topics`]: the topic names.
 //!
 //! The MQTT client itself (rumqttc) and the embedded broker (rumqttd) are
 //! in `shell::mqtt`.
 
+pub mod announcer;
 pub mod board;
 pub mod commands;
 pub mod guard;
@@ -23,6 +26,7 @@ pub mod hub;
 pub mod notices;
 pub mod outbox;
 pub mod render;
+pub mod spoken;
 pub mod topics;
 
 use serde_json::Value;

@@ -1,15 +1,11 @@
-//! Moves rendered for people: in the piece letters of the audience's
-//! language (rules.md N2, Laws appendix C.2–C.3), and as the spoken
-//! announcement of appendix D.2.1 for visually impaired players (N3).
+//! Moves rendered for people in the piece letters of the audience's
+//! language (rules.md N2, Laws appendix C.2–C.3); the spoken announcement
+//! (N3, appendix D.2.1) is in [`super::spoken`].
 //!
 //! Both start from the move itself, not from a SAN string, so that
 //! disambiguation, captures, promotion and check are always right.
 
-use std::fmt::Write as _;
-
-use shakmaty::{Chess, Color, File, Move, Position, Rank, Role, Square, san::SanPlus};
-
-use crate::game::IllegalMove;
+use shakmaty::{Chess, Color, Move, Role, san::SanPlus};
 
 /// A display language for piece letters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
@@ -74,7 +70,7 @@ impl std::str::FromStr for Language {
 
 /// A legal move from `before` in `language`'s piece letters: `Sf3`,
 /// `exd8=D#`, `O-O`.
-pub(crate) fn localized(before: &Chess, m: Move, language: Language) -> String {
+pub fn localized(before: &Chess, m: Move, language: Language) -> String {
     let san = SanPlus::from_move(before.clone(), m).to_string();
     translate(&san, language)
 }
@@ -82,7 +78,7 @@ pub(crate) fn localized(before: &Chess, m: Move, language: Language) -> String {
 /// SAN-like text (English letters) in `language`'s letters. Only capitals
 /// are piece letters in SAN (files are lower case, castling is `O`), so
 /// the translation is letter by letter.
-pub(crate) fn translate(san: &str, language: Language) -> String {
+pub fn translate(san: &str, language: Language) -> String {
     san.chars()
         .map(|c| {
             let role = match c {
@@ -98,110 +94,8 @@ pub(crate) fn translate(san: &str, language: Language) -> String {
         .collect()
 }
 
-/// The spoken announcement of a legal move from `before` (appendix
-/// D.2.1): the piece, the square it leaves and the square it goes to, in
-/// the recommended words, e.g. `Springer Gustav eins Felix drei`,
-/// `Bauer Eva fünf schlägt David sechs en passant`, `Kurze Rochade`,
-/// `Bauer Gustav sieben Gustav acht Dame Schach`.
-///
-/// D.2.1 fixes the names of files, ranks, pieces and castling; the words
-/// for a capture (`schlägt`), check (`Schach`) and mate (`Matt`) are the
-/// usual German ones that go with them.
-pub fn spoken(before: &Chess, m: Move) -> String {
-    let mut after = before.clone();
-    after.play_unchecked(m);
-    let mut out = match m {
-        Move::Castle { king, rook } => {
-            if rook.file() > king.file() {
-                "Kurze Rochade".to_owned()
-            } else {
-                "Lange Rochade".to_owned()
-            }
-        }
-        Move::Normal { role, from, capture, to, promotion } => {
-            let mut text = format!("{} {}", piece_word(role), square_words(from));
-            text.push_str(if capture.is_some() { " schlägt " } else { " " });
-            text.push_str(&square_words(to));
-            if let Some(promoted) = promotion {
-                let _ = write!(text, " {}", piece_word(promoted));
-            }
-            text
-        }
-        Move::EnPassant { from, to } => {
-            format!("{} {} schlägt {} en passant", piece_word(Role::Pawn), square_words(from), square_words(to))
-        }
-        Move::Put { role, to } => format!("{} {}", piece_word(role), square_words(to)),
-    };
-    if after.is_checkmate() {
-        out.push_str(" Matt");
-    } else if after.is_check() {
-        out.push_str(" Schach");
-    }
-    out
-}
-
-/// The spoken announcement of an illegal move that stood (A.5.2), as far
-/// as the board showed it.
-pub(crate) fn spoken_illegal(mv: &IllegalMove) -> String {
-    let mut text = piece_word(mv.piece.role).to_owned();
-    if let Some(from) = mv.from {
-        let _ = write!(text, " {}", square_words(from));
-    }
-    if mv.capture {
-        text.push_str(" schlägt");
-    }
-    if let Some(to) = mv.to {
-        let _ = write!(text, " {}", square_words(to));
-    }
-    text
-}
-
-/// The word for a piece (D.2.1).
-pub(crate) const fn piece_word(role: Role) -> &'static str {
-    match role {
-        Role::King => "König",
-        Role::Queen => "Dame",
-        Role::Rook => "Turm",
-        Role::Bishop => "Läufer",
-        Role::Knight => "Springer",
-        Role::Pawn => "Bauer",
-    }
-}
-
-/// `Felix drei` for f3 (D.2.1: the files by name, the ranks in German
-/// numbers counted from White's side).
-pub(crate) fn square_words(square: Square) -> String {
-    format!("{} {}", file_word(square.file()), rank_word(square.rank()))
-}
-
-const fn file_word(file: File) -> &'static str {
-    match file {
-        File::A => "Anna",
-        File::B => "Bella",
-        File::C => "Cesar",
-        File::D => "David",
-        File::E => "Eva",
-        File::F => "Felix",
-        File::G => "Gustav",
-        File::H => "Hector",
-    }
-}
-
-const fn rank_word(rank: Rank) -> &'static str {
-    match rank {
-        Rank::First => "eins",
-        Rank::Second => "zwei",
-        Rank::Third => "drei",
-        Rank::Fourth => "vier",
-        Rank::Fifth => "fünf",
-        Rank::Sixth => "sechs",
-        Rank::Seventh => "sieben",
-        Rank::Eighth => "acht",
-    }
-}
-
 /// `"white"` or `"black"`.
-pub(crate) const fn color_name(color: Color) -> &'static str {
+pub const fn color_name(color: Color) -> &'static str {
     match color {
         Color::White => "white",
         Color::Black => "black",
@@ -243,30 +137,5 @@ mod tests {
         let pos = position("6k1/5ppp/8/8/8/8/8/R3K3 w - - 0 1");
         assert_eq!(localized(&pos, mv(&pos, "Ra8#"), Language::Fr), "Ta8#");
         assert_eq!(translate("Bb5", Language::Fr), "Fb5");
-    }
-
-    #[test]
-    fn spoken_announcements_use_the_words_of_appendix_d() {
-        let pos = Chess::default();
-        assert_eq!(spoken(&pos, mv(&pos, "Nf3")), "Springer Gustav eins Felix drei");
-        assert_eq!(spoken(&pos, mv(&pos, "e4")), "Bauer Eva zwei Eva vier");
-        let pos = position("r3k2r/8/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1");
-        assert_eq!(spoken(&pos, mv(&pos, "exd6")), "Bauer Eva fünf schlägt David sechs en passant");
-        assert_eq!(spoken(&pos, mv(&pos, "O-O")), "Kurze Rochade");
-        assert_eq!(spoken(&pos, mv(&pos, "O-O-O")), "Lange Rochade");
-        let pos = position("4k3/6P1/8/8/8/8/8/4K3 w - - 0 1");
-        assert_eq!(spoken(&pos, mv(&pos, "g8=Q+")), "Bauer Gustav sieben Gustav acht Dame Schach");
-        let pos = position("6k1/5ppp/8/8/8/8/8/R3K3 w - - 0 1");
-        assert_eq!(spoken(&pos, mv(&pos, "Ra8#")), "Turm Anna eins Anna acht Matt");
-        let pos = position("4k3/8/8/8/8/8/3q4/4K3 w - - 0 1");
-        assert_eq!(spoken(&pos, mv(&pos, "Kxd2")), "König Eva eins schlägt David zwei");
-    }
-
-    #[test]
-    fn every_square_has_its_name() {
-        assert_eq!(square_words(Square::A1), "Anna eins");
-        assert_eq!(square_words(Square::H8), "Hector acht");
-        assert_eq!(square_words(Square::C5), "Cesar fünf");
-        assert_eq!(square_words(Square::B7), "Bella sieben");
     }
 }

@@ -592,170 +592,135 @@ impl Config {
     pub fn boards(&self) -> Result<Vec<Board>, ConfigError> {
         let mut boards: Vec<Board> = Vec::new();
         for (i, b) in self.boards.iter().enumerate() {
-            let key = |k: &str| format!("boards[{i}].{k}");
-            if b.name.trim().is_empty() {
-                return Err(error(key("name"), "\"\"", "a name for the board, such as \"board-1\""));
-            }
-            if boards.iter().any(|other| other.name == b.name) {
-                return Err(error(key("name"), &quoted(&b.name), "a name no other board has"));
-            }
-            // Names become file and folder names (captures, PGN folders):
-            // a name that cannot be one is refused here, not found out when
-            // nothing is saved.
-            let event_key = if b.event.is_some() { key("event") } else { "broadcast.event".into() };
-            let round_key = if b.round.is_some() { key("round") } else { "broadcast.round".into() };
-            let names = [
-                (key("name"), Some(&b.name)),
-                (event_key, Some(b.event.as_ref().unwrap_or(&self.broadcast.event))),
-                (round_key, Some(b.round.as_ref().unwrap_or(&self.broadcast.round))),
-                (key("board"), b.board.as_ref()),
-            ];
-            for (name_key, name) in names {
-                if let Some(why) = name.and_then(|n| names::unusable(n)) {
-                    return Err(error(name_key, &quoted(name.map_or("", |n| n.as_str())), &why));
-                }
-            }
-            if let Some(other) = boards.iter().find(|other| names::component(&other.name) == names::component(&b.name))
-            {
-                return Err(error(
-                    key("name"),
-                    &quoted(&b.name),
-                    &format!("a name whose capture files differ from board {:?}'s", other.name),
-                ));
-            }
-            let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::Events).ok_or_else(|| {
-                error(
-                    key("protocol"),
-                    &format!("{:?}", b.protocol),
-                    "\"dgt\", \"millennium\", \"certabo\" or \"sentio\" (the board families this daemon reads live)",
-                )
-            })?;
-            if protocol != Protocol::Dgt && b.serial.is_some() {
-                return Err(error(
-                    key("serial"),
-                    &format!("{:?}", b.serial.as_deref().unwrap_or_default()),
-                    &format!("port = \"/dev/…\": {protocol} boards have no serial number to be found by"),
-                ));
-            }
-            if protocol != Protocol::Certabo && b.calibration.is_some() {
-                return Err(error(key("calibration"), "(a file)", "nothing: only Certabo boards are calibrated"));
-            }
-            let find = match (&b.port, &b.serial) {
-                (Some(port), None) => FindBoard::Port(port.clone()),
-                (None, Some(serial)) => FindBoard::Serial(serial.clone()),
-                (Some(port), Some(_)) => {
-                    return Err(error(
-                        key("port"),
-                        &format!("{:?}", port.display().to_string()),
-                        "either port or serial, not both",
-                    ));
-                }
-                (None, None) => {
-                    return Err(error(
-                        key("port"),
-                        "(missing)",
-                        "port = \"/dev/…\" or serial = \"…\" (the board's serial number)",
-                    ));
-                }
-            };
-            // Two boards on one port: the second would never open it (the
-            // first holds it exclusively), and one board found twice by
-            // its serial number (leading zeros are often left out) would
-            // be read by whichever asks first.
-            for other in &boards {
-                match (&find, &other.find) {
-                    (FindBoard::Port(a), FindBoard::Port(b)) if a == b => {
-                        return Err(error(
-                            key("port"),
-                            &quoted(&a.display().to_string()),
-                            &format!("a port no other board reads (board {:?} reads it)", other.name),
-                        ));
-                    }
-                    (FindBoard::Serial(a), FindBoard::Serial(b))
-                        if a.trim().trim_start_matches('0') == b.trim().trim_start_matches('0') =>
-                    {
-                        return Err(error(
-                            key("serial"),
-                            &quoted(a),
-                            &format!(
-                                "the serial number of another board (board {:?} has {b:?}, the same board)",
-                                other.name
-                            ),
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            let event = b.event.as_deref().unwrap_or(&self.broadcast.event);
-            let round = b.round.as_deref().unwrap_or(&self.broadcast.round);
-            let path = BoardPath::new(event, round, b.board.as_deref().unwrap_or(&b.name));
-            if let Some(other) = boards.iter().find(|other| other.path == path) {
-                return Err(error(
-                    key("board"),
-                    &format!("{:?}", path.board),
-                    &format!(
-                        "a label no other board of event {:?} round {:?} has (board {:?} has it)",
-                        path.event, path.round, other.name
-                    ),
-                ));
-            }
-            let time_control = b.time_control.as_deref().unwrap_or(&self.broadcast.time_control).trim().to_owned();
-            if !time_control.is_empty() && time_control.parse::<TimeControl>().is_err() {
-                return Err(error(
-                    if b.time_control.is_some() { key("time_control") } else { "broadcast.time_control".into() },
-                    &format!("{time_control:?}"),
-                    "a PGN TimeControl such as \"5400+30\" (seconds, + increment), \"40/5400+30:1800+30\" or \"300+2\"",
-                ));
-            }
-            let rules_text = b.rules.as_deref().unwrap_or(&self.broadcast.rules).trim().to_owned();
-            let rules = match rules_text.as_str() {
-                "" => None,
-                "standard" => Some(Tempo::Standard),
-                "rapid" => Some(Tempo::Rapid),
-                "blitz" => Some(Tempo::Blitz),
-                other => {
-                    return Err(error(
-                        key("rules"),
-                        &format!("{other:?}"),
-                        "\"standard\", \"rapid\", \"blitz\", or \"\" to take it from the time control",
-                    ));
-                }
-            };
-            let mut tags = vec![("Event".to_owned(), event.to_owned())];
-            if !self.broadcast.site.is_empty() {
-                tags.push(("Site".into(), self.broadcast.site.clone()));
-            }
-            tags.push(("Round".into(), round.to_owned()));
-            tags.push(("Board".into(), b.board.clone().unwrap_or_else(|| b.name.clone())));
-            for (tag, value) in [("White", &b.white), ("Black", &b.black)] {
-                if let Some(value) = value.as_ref().filter(|v| !v.trim().is_empty()) {
-                    tags.push((tag.into(), value.trim().to_owned()));
-                }
-            }
-            if !time_control.is_empty() {
-                tags.push(("TimeControl".into(), time_control));
-            }
-            boards.push(Board {
-                name: b.name.clone(),
-                protocol,
-                find,
-                white_clock: b.white_clock,
-                chess960: b.chess960,
-                path,
-                tags,
-                rules,
-                supervised: b.supervised.unwrap_or(self.broadcast.supervised),
-                rotated_board: b.rotated_board,
-                leds: b.leds,
-                calibration: b.calibration.clone(),
-                speech_language: b
-                    .speech_language
-                    .as_deref()
-                    .map(|code| parse_language(&key("speech_language"), code))
-                    .transpose()?,
-            });
+            let board = self.board(&BoardKeys(i), b, &boards)?;
+            boards.push(board);
         }
         Ok(boards)
+    }
+
+    /// Board `keys.0` of the file, checked against the boards before it.
+    fn board(&self, keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<Board, ConfigError> {
+        self.check_names(keys, b, before)?;
+        let protocol = protocol_of(keys, b)?;
+        let find = find_of(keys, b, before)?;
+        let event = b.event.as_deref().unwrap_or(&self.broadcast.event);
+        let round = b.round.as_deref().unwrap_or(&self.broadcast.round);
+        let path = BoardPath::new(event, round, b.board.as_deref().unwrap_or(&b.name));
+        if let Some(other) = before.iter().find(|other| other.path == path) {
+            return Err(error(
+                keys.key("board"),
+                &format!("{:?}", path.board),
+                &format!(
+                    "a label no other board of event {:?} round {:?} has (board {:?} has it)",
+                    path.event, path.round, other.name
+                ),
+            ));
+        }
+        let time_control = self.time_control_of(keys, b)?;
+        let rules = self.rules_of(keys, b)?;
+        let tags = self.tags_of(b, event, round, &time_control);
+        Ok(Board {
+            name: b.name.clone(),
+            protocol,
+            find,
+            white_clock: b.white_clock,
+            chess960: b.chess960,
+            path,
+            tags,
+            rules,
+            supervised: b.supervised.unwrap_or(self.broadcast.supervised),
+            rotated_board: b.rotated_board,
+            leds: b.leds,
+            calibration: b.calibration.clone(),
+            speech_language: b
+                .speech_language
+                .as_deref()
+                .map(|code| parse_language(&keys.key("speech_language"), code))
+                .transpose()?,
+        })
+    }
+
+    /// The board's name, event, round and label: present, unique, and
+    /// usable as file and folder names.
+    fn check_names(&self, keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<(), ConfigError> {
+        if b.name.trim().is_empty() {
+            return Err(error(keys.key("name"), "\"\"", "a name for the board, such as \"board-1\""));
+        }
+        if before.iter().any(|other| other.name == b.name) {
+            return Err(error(keys.key("name"), &quoted(&b.name), "a name no other board has"));
+        }
+        // Names become file and folder names (captures, PGN folders): a
+        // name that cannot be one is refused here, not found out when
+        // nothing is saved.
+        let event_key = if b.event.is_some() { keys.key("event") } else { "broadcast.event".into() };
+        let round_key = if b.round.is_some() { keys.key("round") } else { "broadcast.round".into() };
+        let names = [
+            (keys.key("name"), Some(&b.name)),
+            (event_key, Some(b.event.as_ref().unwrap_or(&self.broadcast.event))),
+            (round_key, Some(b.round.as_ref().unwrap_or(&self.broadcast.round))),
+            (keys.key("board"), b.board.as_ref()),
+        ];
+        for (name_key, name) in names {
+            if let Some(why) = name.and_then(|n| names::unusable(n)) {
+                return Err(error(name_key, &quoted(name.map_or("", |n| n.as_str())), &why));
+            }
+        }
+        if let Some(other) = before.iter().find(|other| names::component(&other.name) == names::component(&b.name)) {
+            return Err(error(
+                keys.key("name"),
+                &quoted(&b.name),
+                &format!("a name whose capture files differ from board {:?}'s", other.name),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The board's time control (its own, or the broadcast's), checked.
+    fn time_control_of(&self, keys: &BoardKeys, b: &BoardConfig) -> Result<String, ConfigError> {
+        let time_control = b.time_control.as_deref().unwrap_or(&self.broadcast.time_control).trim().to_owned();
+        if !time_control.is_empty() && time_control.parse::<TimeControl>().is_err() {
+            return Err(error(
+                if b.time_control.is_some() { keys.key("time_control") } else { "broadcast.time_control".into() },
+                &format!("{time_control:?}"),
+                "a PGN TimeControl such as \"5400+30\" (seconds, + increment), \"40/5400+30:1800+30\" or \"300+2\"",
+            ));
+        }
+        Ok(time_control)
+    }
+
+    /// Which Laws apply (its own, or the broadcast's); `None`: from the
+    /// time control.
+    fn rules_of(&self, keys: &BoardKeys, b: &BoardConfig) -> Result<Option<Tempo>, ConfigError> {
+        match b.rules.as_deref().unwrap_or(&self.broadcast.rules).trim() {
+            "" => Ok(None),
+            "standard" => Ok(Some(Tempo::Standard)),
+            "rapid" => Ok(Some(Tempo::Rapid)),
+            "blitz" => Ok(Some(Tempo::Blitz)),
+            other => Err(error(
+                keys.key("rules"),
+                &format!("{other:?}"),
+                "\"standard\", \"rapid\", \"blitz\", or \"\" to take it from the time control",
+            )),
+        }
+    }
+
+    /// The PGN tags the board's games start with.
+    fn tags_of(&self, b: &BoardConfig, event: &str, round: &str, time_control: &str) -> Vec<(String, String)> {
+        let mut tags = vec![("Event".to_owned(), event.to_owned())];
+        if !self.broadcast.site.is_empty() {
+            tags.push(("Site".into(), self.broadcast.site.clone()));
+        }
+        tags.push(("Round".into(), round.to_owned()));
+        tags.push(("Board".into(), b.board.clone().unwrap_or_else(|| b.name.clone())));
+        for (tag, value) in [("White", &b.white), ("Black", &b.black)] {
+            if let Some(value) = value.as_ref().filter(|v| !v.trim().is_empty()) {
+                tags.push((tag.into(), value.trim().to_owned()));
+            }
+        }
+        if !time_control.is_empty() {
+            tags.push(("TimeControl".into(), time_control.to_owned()));
+        }
+        tags
     }
 
     /// The reconstructor's settings.
@@ -1209,6 +1174,86 @@ fn parse_language(key: &str, code: &str) -> Result<Language, ConfigError> {
 
 fn error(key: String, value: &str, accepted: &str) -> ConfigError {
     ConfigError { key, value: value.to_owned(), accepted: accepted.to_owned() }
+}
+
+/// How a board's keys are named in messages: `boards[2].port`.
+struct BoardKeys(usize);
+
+impl BoardKeys {
+    fn key(&self, name: &str) -> String {
+        format!("boards[{}].{name}", self.0)
+    }
+}
+
+/// The board's family, and the keys that only some families take.
+fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigError> {
+    let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::Events).ok_or_else(|| {
+        error(
+            keys.key("protocol"),
+            &format!("{:?}", b.protocol),
+            "\"dgt\", \"millennium\", \"certabo\" or \"sentio\" (the board families this daemon reads live)",
+        )
+    })?;
+    if protocol != Protocol::Dgt && b.serial.is_some() {
+        return Err(error(
+            keys.key("serial"),
+            &format!("{:?}", b.serial.as_deref().unwrap_or_default()),
+            &format!("port = \"/dev/…\": {protocol} boards have no serial number to be found by"),
+        ));
+    }
+    if protocol != Protocol::Certabo && b.calibration.is_some() {
+        return Err(error(keys.key("calibration"), "(a file)", "nothing: only Certabo boards are calibrated"));
+    }
+    Ok(protocol)
+}
+
+/// How the board is found (by port, or by serial number), and not on the
+/// port or with the serial number of a board before it.
+fn find_of(keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<FindBoard, ConfigError> {
+    let find = match (&b.port, &b.serial) {
+        (Some(port), None) => FindBoard::Port(port.clone()),
+        (None, Some(serial)) => FindBoard::Serial(serial.clone()),
+        (Some(port), Some(_)) => {
+            return Err(error(
+                keys.key("port"),
+                &format!("{:?}", port.display().to_string()),
+                "either port or serial, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(error(
+                keys.key("port"),
+                "(missing)",
+                "port = \"/dev/…\" or serial = \"…\" (the board's serial number)",
+            ));
+        }
+    };
+    // Two boards on one port: the second would never open it (the
+    // first holds it exclusively), and one board found twice by
+    // its serial number (leading zeros are often left out) would
+    // be read by whichever asks first.
+    for other in before {
+        match (&find, &other.find) {
+            (FindBoard::Port(a), FindBoard::Port(b)) if a == b => {
+                return Err(error(
+                    keys.key("port"),
+                    &quoted(&a.display().to_string()),
+                    &format!("a port no other board reads (board {:?} reads it)", other.name),
+                ));
+            }
+            (FindBoard::Serial(a), FindBoard::Serial(b))
+                if a.trim().trim_start_matches('0') == b.trim().trim_start_matches('0') =>
+            {
+                return Err(error(
+                    keys.key("serial"),
+                    &quoted(a),
+                    &format!("the serial number of another board (board {:?} has {b:?}, the same board)", other.name),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(find)
 }
 
 #[cfg(test)]

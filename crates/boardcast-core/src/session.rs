@@ -329,6 +329,13 @@ impl BoardSession {
         now: Timestamp,
         command: &crate::operator::Command,
     ) -> Result<String, crate::operator::CommandError> {
+        if let crate::operator::Command::ClockText { text } = command {
+            return if self.show_on_clock(now, text) {
+                Ok(format!("{text:?} shown on the clock for a moment"))
+            } else {
+                Err(crate::operator::CommandError::ClockTextRefused)
+            };
+        }
         let answer = self.reconstructor.handle_command(now, command);
         self.update_lights();
         self.update_clock_text(now);
@@ -442,13 +449,18 @@ pub fn setup_from_header(header: &CaptureHeader) -> GameSetup {
 /// A move as the clock shows it: `23.Nf3`, `23...Nf3`, or the SAN alone
 /// when the move number does not fit in the clock's eight characters.
 fn clock_move_text(ply: &crate::game::Ply) -> String {
-    let after = shakmaty::Position::fullmoves(&ply.after).get();
-    let (number, dots) = match ply.mover {
-        shakmaty::Color::White => (after, "."),
-        shakmaty::Color::Black => (after.saturating_sub(1), "..."),
+    move_text(shakmaty::Position::fullmoves(&ply.after).get(), ply.mover, &ply.san.to_string())
+}
+
+/// The text for a move `san` by `mover`, the position after it having the
+/// full-move number `fullmoves_after`.
+fn move_text(fullmoves_after: u32, mover: shakmaty::Color, san: &str) -> String {
+    let (number, dots) = match mover {
+        shakmaty::Color::White => (fullmoves_after, "."),
+        shakmaty::Color::Black => (fullmoves_after.saturating_sub(1), "..."),
     };
-    let text = format!("{number}{dots}{}", ply.san);
-    if text.len() <= 8 { text } else { ply.san.to_string() }
+    let text = format!("{number}{dots}{san}");
+    if text.chars().count() <= 8 { text } else { san.to_owned() }
 }
 
 /// `2026.11.21` from `2026-11-21T13:00:00Z`.
@@ -552,6 +564,15 @@ mod tests {
         });
         // Judged (after LOST_BYTES_WAIT), as of the press.
         assert_eq!(alert, Some((AlertKind::IllegalMove, ms(2500))));
+    }
+
+    #[test]
+    fn a_move_for_the_clock_fits_its_eight_characters() {
+        use shakmaty::Color::{Black, White};
+        assert_eq!(move_text(23, White, "Nf3"), "23.Nf3");
+        assert_eq!(move_text(24, Black, "Nf3"), "23...Nf3");
+        assert_eq!(move_text(40, White, "exd8=Q+"), "exd8=Q+", "the number does not fit: the move alone");
+        assert_eq!(move_text(2, Black, "O-O-O"), "O-O-O", "1...O-O-O is nine");
     }
 
     #[test]

@@ -165,11 +165,15 @@ fn with_the_display_off_the_clock_is_left_alone() {
 #[test]
 fn an_operator_message_is_shown_under_the_same_rule() {
     let mut bench = Bench::new(ClockDisplayMode::Moves, 0x21, 600_000, 600_000);
-    assert!(bench.session.show_on_clock(bench.now, "Rd 3 ok"));
+    let command = boardcast_core::operator::Command::ClockText { text: "Rd 3 ok".into() };
+    assert!(bench.session.handle_command(bench.now, &command).is_ok());
     bench.run(20);
     assert_eq!(bench.board.displayed_text(), Some(ClockText::new("Rd 3 ok").as_str()));
     bench.run(2100);
     assert_eq!(bench.board.displayed_text(), None);
     let mut short = Bench::new(ClockDisplayMode::Moves, 0x21, 600_000, 30_000);
-    assert!(!short.session.show_on_clock(short.now, "Rd 3 ok"), "refused: a player is short of time");
+    let refused = short.session.handle_command(short.now, &command).unwrap_err();
+    assert!(refused.to_string().contains("a minute or less"), "{refused}");
+    short.run(100);
+    assert_eq!(short.board.displayed_text(), None);
 }

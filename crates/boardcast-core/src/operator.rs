@@ -69,7 +69,7 @@ pub enum CommandError {
     KeptTag(String),
     /// `clock_text` that the board's clock cannot show now.
     #[error(
-        "the clock shows no text now: clock_display is off, the clock is not a DGT 3000, or a player has a minute or less (docs/boards.md)"
+        "the clock shows no text now: clock_display is off, the clock is not a DGT 3000, a player has a minute or less, or it showed text a moment ago (docs/boards.md)"
     )]
     ClockTextRefused,
     /// `next_round` with an empty round.

@@ -118,7 +118,10 @@ fn a_dgt_3000_shows_the_completed_move_for_two_seconds_then_the_times() {
     bench.run(200);
     assert_eq!(bench.board.displayed_text(), None, "the times are back");
     assert!(bench.sent_bytes(&[0x2B, 0x03, 0x03, 0x03, 0x00]));
-    // Black's reply is shown the same way.
+    // Black thinks for a while; the reply is shown the same way. (A reply
+    // completed within 2 s of the times coming back is skipped: the times
+    // stay at least as long as a move did.)
+    bench.run(2000);
     bench.board.handle_script_event(&SensorEvent::Square { square: Square::E7, cell: Cell::Empty });
     bench.run(300);
     let pawn = Cell::Piece(Piece { color: Color::Black, role: Role::Pawn });
@@ -130,6 +133,18 @@ fn a_dgt_3000_shows_the_completed_move_for_two_seconds_then_the_times() {
     assert_eq!(bench.board.displayed_text(), Some("1...e5  "));
     bench.run(2100);
     assert_eq!(bench.board.displayed_text(), None);
+    // White answers at once: skipped, the times stay on the display.
+    bench.board.handle_script_event(&SensorEvent::Square { square: Square::G1, cell: Cell::Empty });
+    bench.run(100);
+    let knight = Cell::Piece(Piece { color: Color::White, role: Role::Knight });
+    bench.board.handle_script_event(&SensorEvent::Square { square: Square::F3, cell: knight });
+    bench.run(400);
+    bench.clock(597_000, 597_000, ClockSide::Right);
+    bench.run(20);
+    let game = bench.session.reconstructor().game().unwrap();
+    assert_eq!(game.plies.len(), 3);
+    assert_eq!(game.plies[2].status, boardcast_core::game::MoveStatus::Completed);
+    assert_eq!(bench.board.displayed_text(), None, "2.Nf3 came less than 2 s after the times were back");
     let dropped: Vec<_> = bench.notices().into_iter().filter(|n| n.contains("did not acknowledge")).collect();
     assert!(dropped.is_empty(), "every clock command was acknowledged: {dropped:?}");
 }

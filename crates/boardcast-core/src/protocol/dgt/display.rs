@@ -13,6 +13,10 @@
 //!   display shows a fallen flag or `min_remaining` (60 s) or less. With a
 //!   minute or less left a player plays on the increment and watches every
 //!   second; that is also where an arbiter looks for the flag;
+//! - no text is on the display, and the times have been back for at least
+//!   `show_for` since the last one: in fast play (moves less than 2 s
+//!   apart) a move is skipped rather than the times kept hidden, so the
+//!   times are on the display at least half of the time;
 //! - and it stays for `show_for` (2 s) only: then END puts the times back.
 //!   A reading that breaks the rule while text is shown puts them back at
 //!   once.
@@ -84,6 +88,11 @@ pub struct ClockTextDisplay {
     last_reading: Option<(u64, u64, bool)>,
     /// Text is on the display until then.
     shown_until: Option<Timestamp>,
+    /// When the times were last put back.
+    times_back_at: Option<Timestamp>,
+    /// How many times the clock was asked for its version on this
+    /// connection.
+    version_asks: u8,
     /// Clock commands for the link to send, in order.
     commands: VecDeque<Command>,
 }
@@ -99,8 +108,8 @@ impl ClockTextDisplay {
     pub fn set_settings(&mut self, settings: ClockDisplaySettings) {
         let was_off = self.settings.mode == ClockDisplayMode::Off;
         self.settings = settings;
-        if was_off && settings.mode != ClockDisplayMode::Off && self.model == ClockModel::Unknown {
-            self.commands.push_back(Command::ClockVersion);
+        if was_off {
+            self.ask_version();
         }
     }
 
@@ -109,7 +118,16 @@ impl ClockTextDisplay {
     /// is left alone).
     pub fn handle_connected(&mut self) {
         *self = Self::new(self.settings);
-        if self.settings.mode != ClockDisplayMode::Off {
+        self.ask_version();
+    }
+
+    /// Asks the clock what it is, up to three times a connection: the
+    /// link takes any clock message for the end of a clock command, so a
+    /// time reading that comes first leaves the question unanswered (and a
+    /// board sends no acknowledgement before a clock is attached).
+    fn ask_version(&mut self) {
+        if self.settings.mode != ClockDisplayMode::Off && self.model == ClockModel::Unknown && self.version_asks < 3 {
+            self.version_asks += 1;
             self.commands.push_back(Command::ClockVersion);
         }
     }
@@ -128,6 +146,7 @@ impl ClockTextDisplay {
                     ClockReading::BySide { left, right, .. } => (left.ms, right.ms, left.flag || right.flag),
                     ClockReading::ByColor { white_ms, black_ms, .. } => (white_ms, black_ms, false),
                 });
+                self.ask_version();
                 if self.shown_until.is_some() && !self.may_show() {
                     self.shown_until = None;
                     self.commands.push_back(Command::ClockEnd);
@@ -146,10 +165,11 @@ impl ClockTextDisplay {
     }
 
     /// Shows `text` for `show_for`, if the rule allows; returns whether it
-    /// will be shown. A new text replaces one still shown and starts its
-    /// own time.
+    /// will be shown. A text never replaces one still shown (that would
+    /// keep the times hidden longer).
     pub fn show(&mut self, now: Timestamp, text: ClockText) -> bool {
-        if !self.may_show() {
+        let rested = self.times_back_at.is_none_or(|t| t + self.settings.show_for <= now);
+        if !self.may_show() || self.shown_until.is_some() || !rested {
             return false;
         }
         self.commands.push_back(Command::ClockText(text));
@@ -161,6 +181,7 @@ impl ClockTextDisplay {
     pub fn handle_timeout(&mut self, now: Timestamp) {
         if self.shown_until.is_some_and(|t| t <= now) {
             self.shown_until = None;
+            self.times_back_at = Some(now);
             self.commands.push_back(Command::ClockEnd);
         }
     }
@@ -239,16 +260,18 @@ mod tests {
     }
 
     #[test]
-    fn a_new_text_replaces_the_old_and_keeps_the_times_hidden_no_longer_than_its_own_time() {
+    fn in_fast_play_the_times_stay_at_least_as_long_as_a_move_did() {
         let mut display = connected(moves(), &DGT_3000, 600_000, 590_000);
         commands(&mut display);
-        display.show(ms(1000), ClockText::new("1.e4"));
-        display.show(ms(1500), ClockText::new("1...e5"));
-        assert_eq!(display.poll_timeout(), Some(ms(3500)));
-        display.handle_timeout(ms(3500));
+        assert!(display.show(ms(1000), ClockText::new("1.e4")));
+        assert!(!display.show(ms(1500), ClockText::new("1...e5")), "not over a text still shown");
+        display.handle_timeout(ms(3000));
+        assert!(!display.show(ms(4000), ClockText::new("2.Nf3")), "the times are back for 2 s first");
+        assert!(display.show(ms(5000), ClockText::new("2...Nc6")));
+        display.handle_timeout(ms(7000));
         let sent = commands(&mut display);
-        assert_eq!(sent.last(), Some(&Command::ClockEnd));
-        assert_eq!(sent.iter().filter(|c| **c == Command::ClockEnd).count(), 1);
+        let text = |s| Command::ClockText(ClockText::new(s));
+        assert_eq!(sent, [text("1.e4"), Command::ClockEnd, text("2...Nc6"), Command::ClockEnd]);
     }
 
     #[test]
@@ -296,6 +319,20 @@ mod tests {
         display.handle_decoded(&reading(60_000, 600_000));
         assert_eq!(commands(&mut display), [Command::ClockEnd]);
         assert_eq!(display.poll_timeout(), None, "nothing left to put back");
+    }
+
+    #[test]
+    fn a_clock_that_does_not_answer_is_asked_again_with_the_next_readings_three_times_in_all() {
+        let mut display = ClockTextDisplay::new(moves());
+        display.handle_connected();
+        for _ in 0..5 {
+            display.handle_decoded(&reading(600_000, 600_000));
+        }
+        assert_eq!(commands(&mut display), [Command::ClockVersion; 3]);
+        display.handle_decoded(&DGT_3000);
+        display.handle_decoded(&reading(600_000, 600_000));
+        assert_eq!(commands(&mut display), [], "answered: not asked again");
+        assert!(display.show(ms(0), ClockText::new("e4")));
     }
 
     #[test]

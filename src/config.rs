@@ -17,6 +17,7 @@ use boardcast_core::{
     game::{Tempo, TimeControl},
     names,
     protocol::Protocol,
+    protocol::dgt::display::ClockDisplayMode,
     publish::{render::Language, topics::BoardPath},
     reconstruct::{ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock},
     session::LightsMode,
@@ -521,6 +522,9 @@ pub struct BoardConfig {
     /// What the board's LEDs show (Millennium, Certabo).
     #[serde(default)]
     pub leds: LightsMode,
+    /// What a DGT 3000 clock shows besides the times: `off` (default) or
+    /// `moves` (docs/boards.md, "Clock display").
+    pub clock_display: Option<String>,
     /// Certabo boards: the calibration file `boardcast calibrate` wrote.
     pub calibration: Option<PathBuf>,
     /// The language its moves are announced in (default:
@@ -555,6 +559,8 @@ pub struct Board {
     pub rotated_board: Option<RotatedBoard>,
     /// What its LEDs show.
     pub leds: LightsMode,
+    /// What its DGT 3000 clock shows besides the times.
+    pub clock_display: ClockDisplayMode,
     /// Its calibration file (Certabo).
     pub calibration: Option<PathBuf>,
     /// The language its moves are announced in, if not `speech.language`.
@@ -618,6 +624,7 @@ impl Config {
         }
         let time_control = self.time_control_of(keys, b)?;
         let rules = self.rules_of(keys, b)?;
+        let clock_display = clock_display_of(keys, b, protocol)?;
         let tags = self.tags_of(b, event, round, &time_control);
         Ok(Board {
             name: b.name.clone(),
@@ -631,6 +638,7 @@ impl Config {
             supervised: b.supervised.unwrap_or(self.broadcast.supervised),
             rotated_board: b.rotated_board,
             leds: b.leds,
+            clock_display,
             calibration: b.calibration.clone(),
             speech_language: b
                 .speech_language
@@ -1207,6 +1215,24 @@ fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigErro
     Ok(protocol)
 }
 
+/// What the board's DGT 3000 clock shows besides the times.
+fn clock_display_of(keys: &BoardKeys, b: &BoardConfig, protocol: Protocol) -> Result<ClockDisplayMode, ConfigError> {
+    match b.clock_display.as_deref().unwrap_or("off") {
+        "off" => Ok(ClockDisplayMode::Off),
+        "moves" if protocol == Protocol::Dgt => Ok(ClockDisplayMode::Moves),
+        "moves" => Err(error(
+            keys.key("clock_display"),
+            "\"moves\"",
+            &format!("\"off\": a {protocol} board has no DGT 3000 clock to show moves on"),
+        )),
+        other => Err(error(
+            keys.key("clock_display"),
+            &format!("{other:?}"),
+            "\"off\" (only the times) or \"moves\" (a DGT 3000 shows each move for 2 s)",
+        )),
+    }
+}
+
 /// How the board is found (by port, or by serial number), and not on the
 /// port or with the serial number of a board before it.
 fn find_of(keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<FindBoard, ConfigError> {
@@ -1454,6 +1480,31 @@ mod tests {
         let ok = parse(&board("event = \"Open A\"\nround = \"Round 3.1\"\nboard = \"Ålesund\"\n"));
         assert_eq!(ok.boards().unwrap()[0].path.event, "Open-A");
         assert!(parse(&board("event = \"..\"\nboard = \"../../x\"\n")).boards().is_ok());
+    }
+
+    #[test]
+    fn the_clock_display_is_off_unless_a_dgt_board_opts_in() {
+        let board = |protocol: &str, extra: &str| {
+            parse(&format!("[[boards]]\nname = \"b1\"\nprotocol = \"{protocol}\"\nport = \"/dev/a\"\n{extra}"))
+        };
+        assert_eq!(board("dgt", "").boards().unwrap()[0].clock_display, ClockDisplayMode::Off);
+        let moves = board("dgt", "clock_display = \"moves\"\n");
+        assert_eq!(moves.boards().unwrap()[0].clock_display, ClockDisplayMode::Moves);
+        for (protocol, extra, message) in [
+            (
+                "dgt",
+                "clock_display = \"on\"\n",
+                "boards[0].clock_display = \"on\": \"off\" (only the times) or \"moves\"",
+            ),
+            (
+                "millennium",
+                "clock_display = \"moves\"\n",
+                "boards[0].clock_display = \"moves\": \"off\": a millennium board",
+            ),
+        ] {
+            let error = board(protocol, extra).boards().unwrap_err().to_string();
+            assert!(error.starts_with(message), "{error}");
+        }
     }
 
     #[test]

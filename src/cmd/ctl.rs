@@ -131,6 +131,12 @@ enum Action {
         /// The alert's seq.
         seq: u64,
     },
+    /// Shows a message (at most 8 characters) on the board's DGT 3000 clock
+    /// for a moment, when no player is short of time.
+    ClockText {
+        /// The message.
+        text: String,
+    },
 }
 
 impl Action {
@@ -153,6 +159,7 @@ impl Action {
             }
             Self::Tag { name, value } => Command::SetTags { tags: [(name, value)].into_iter().collect() },
             Self::Ack { game, seq } => Command::AcknowledgeAlert { game, seq },
+            Self::ClockText { text } => Command::ClockText { text },
         })
     }
 }

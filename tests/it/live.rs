@@ -2,7 +2,8 @@
 //! pseudo-terminals, speaking the board's protocol byte for byte, read by
 //! `boardcast run`. The PGN must come out exact through a real game, a
 //! pulled cable, a noisy line and two boards at once, and every byte must be
-//! recorded as a capture that replays to the same game.
+//! recorded as a capture that replays to the same game. A DGT 3000
+//! configured to show moves is sent them, each followed by END.
 
 use std::time::Duration;
 
@@ -261,4 +262,35 @@ fn a_reader_polling_the_pgn_folder_never_sees_half_a_file() {
     let (reads, versions) = reader.join().unwrap();
     assert!(reads > 1000 && versions > 50, "the reader saw the files change: {reads} reads, {versions} versions");
     assert_eq!(pgn_moves(&hall.pgn("b1")), [game_san("livechess-vestland-round1.pgn", 11)], "{}", hall.log());
+}
+
+#[test]
+fn a_dgt_3000_configured_to_show_moves_is_sent_each_move_then_end() {
+    // The simulated board's clock is a DGT 3000; the real 3+2 game has more
+    // than a minute on both clocks for its first moves.
+    let hall = Hall::new("clock-display");
+    let capture = format!("{}/tests/fixtures/dgt-real/dgt-real-1.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let config = hall.config(&["b1"]);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("clock_display = \"moves\"\n");
+    std::fs::write(&config, text).unwrap();
+    let mut board = hall.simulate(capture.as_ref(), "b1", &[]);
+    let mut daemon = hall.run(&config);
+    assert!(wait(&mut board, Duration::from_secs(600 / u64::from(SPEED) + 20)), "the simulated game ended");
+    stop(&mut daemon);
+    let captures = hall.captures("b1");
+    let recorded = std::fs::read_to_string(&captures[0]).unwrap();
+    // Every byte the daemon sent is in the capture, as hex.
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let first_move = [0x2B, 0x0C, 0x03, 0x0C, b'1', b'.', b'e', b'4', b' ', b' ', b' ', b' ', 0x00, 0x00];
+    assert!(recorded.contains(&hex(&first_move)), "1.e4 was shown: {}", hall.log());
+    // The game is played ten times as fast as real play: most moves come
+    // less than 2 s apart and are skipped; every text shown is followed by
+    // END, the times back.
+    let texts = recorded.matches("\"tx\":\"2b0c030c").count();
+    let ends = recorded.matches(&format!("\"tx\":\"{}\"", hex(&[0x2B, 0x03, 0x03, 0x03, 0x00]))).count();
+    assert!(texts >= 1 && ends == texts, "{texts} texts, {ends} ENDs");
+    assert!(!hall.log().contains("did not acknowledge"), "{}", hall.log());
+    // The game itself is not disturbed.
+    assert_eq!(pgn_moves(&hall.pgn("b1"))[0], san_of(include_str!("../fixtures/dgt-real/1.uci")));
 }

@@ -36,7 +36,7 @@ pub(crate) const MAX_MOVES: usize = 600;
 pub enum CommandError {
     /// Not a command: unknown, or a field missing or unknown (serde's words).
     #[error(
-        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert; docs/operator.md)"
+        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text; docs/operator.md)"
     )]
     Unreadable(String),
     /// A text longer than the bounds of docs/operator.md.
@@ -67,6 +67,11 @@ pub enum CommandError {
     /// A tag the daemon keeps itself (Result, FEN, SetUp, Variant).
     #[error("{0} is kept by the daemon itself")]
     KeptTag(String),
+    /// `clock_text` that the board's clock cannot show now.
+    #[error(
+        "the clock shows no text now: clock_display is off, the clock is not a DGT 3000, a player has a minute or less, or it showed text a moment ago (docs/boards.md)"
+    )]
+    ClockTextRefused,
     /// `next_round` with an empty round.
     #[error("the round is empty")]
     EmptyRound,
@@ -188,6 +193,13 @@ pub enum Command {
         /// The alert's `seq`.
         seq: u64,
     },
+    /// Shows a message on the board's DGT 3000 clock for a moment, under
+    /// the rule that never hides a player's time (docs/boards.md, "Clock
+    /// display"). Nothing about the game changes.
+    ClockText {
+        /// At most eight characters; one the clock cannot show becomes `?`.
+        text: String,
+    },
 }
 
 /// How a result came about, when no board shows it.
@@ -219,6 +231,7 @@ impl Command {
             Self::Flip => "flip",
             Self::SetTags { .. } => "set_tags",
             Self::AcknowledgeAlert { .. } => "acknowledge_alert",
+            Self::ClockText { .. } => "clock_text",
         }
     }
 
@@ -262,6 +275,7 @@ impl Command {
             Self::SetResult { result, .. } => text("the result", result, MAX_NAME_CHARS),
             Self::Promote { piece } => text("the piece", piece, MAX_NAME_CHARS),
             Self::SetPosition { fen } => text("the FEN", fen, MAX_FEN_CHARS),
+            Self::ClockText { text: message } => text("the clock text", message, 8),
             Self::Moves { san } => {
                 if san.len() > MAX_MOVES {
                     return Err(CommandError::TooManyMoves(san.len()));
@@ -300,6 +314,7 @@ impl std::fmt::Display for Command {
                 write!(f, "set_tags {}", tags.join(" "))
             }
             Self::AcknowledgeAlert { game, seq } => write!(f, "acknowledge_alert game {game} #{seq}"),
+            Self::ClockText { text } => write!(f, "clock_text {text:?}"),
             other => f.write_str(other.name()),
         }
     }
@@ -317,6 +332,12 @@ mod tests {
         assert_eq!(result.to_json(), json!({"command": "set_result", "result": "1-0", "reason": "resignation"}));
         assert_eq!(Command::from_json(result.to_json()).unwrap(), result);
         assert_eq!(Command::from_json(json!({"command": "take_back"})).unwrap(), Command::TakeBack);
+        assert_eq!(
+            Command::from_json(json!({"command": "clock_text", "text": "Rd 3 ok"})).unwrap(),
+            Command::ClockText { text: "Rd 3 ok".into() }
+        );
+        let long = Command::from_json(json!({"command": "clock_text", "text": "nine char"})).unwrap_err();
+        assert_eq!(long.to_string(), "the clock text is 9 characters long; at most 8");
         let tags = Command::from_json(json!({"command": "set_tags", "tags": {"White": "Carlsen, M."}})).unwrap();
         assert_eq!(tags.to_string(), "set_tags White=\"Carlsen, M.\"");
         assert_eq!(

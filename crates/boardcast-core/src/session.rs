@@ -16,8 +16,13 @@ use std::collections::VecDeque;
 use crate::{
     capture::{CaptureHeader, Record, RecordBody},
     event::{BoardStatus, Event},
+    game::MoveStatus,
     protocol::{
         BoardInfo, DecodeProblem, Decoded, Decoder, Lights, Protocol,
+        dgt::{
+            command::ClockText,
+            display::{ClockDisplayMode, ClockDisplaySettings},
+        },
         link::{Link, LinkConfig, LinkEvent},
     },
     reconstruct::{GameSetup, Reconstructor, ReconstructorConfig},
@@ -82,6 +87,9 @@ impl std::fmt::Display for NoticeKind {
                 Ok(())
             }
             Self::Link(LinkEvent::ClockCommandDropped(c)) => write!(f, "the clock did not acknowledge {c}"),
+            Self::Link(LinkEvent::ClockShowsNoText) => f.write_str(
+                "clock_display is on but the clock is not a DGT 3000 (a DGT XL shows no text): nothing is shown",
+            ),
         }
     }
 }
@@ -107,6 +115,10 @@ pub struct BoardSession {
     reconstructor: Reconstructor,
     link: Option<Link>,
     lights: LightsMode,
+    clock_display: ClockDisplayMode,
+    /// The last move offered to the clock's display: its index in the game
+    /// and when it was made (a new game starts again at index 0).
+    clock_shown: Option<(usize, Timestamp)>,
     notices: VecDeque<Notice>,
 }
 
@@ -123,6 +135,8 @@ impl BoardSession {
             reconstructor,
             link: None,
             lights: LightsMode::default(),
+            clock_display: ClockDisplayMode::default(),
+            clock_shown: None,
             notices: VecDeque::new(),
         }
     }
@@ -163,6 +177,47 @@ impl BoardSession {
     /// What the board's lights are to show.
     pub fn set_lights(&mut self, mode: LightsMode) {
         self.lights = mode;
+    }
+
+    /// What a DGT 3000 clock shows besides the times, and when
+    /// (`protocol::dgt::display`).
+    pub fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
+        self.clock_display = settings.mode;
+        if let Some(link) = &mut self.link {
+            link.set_clock_display(settings);
+        }
+    }
+
+    /// Offers a message from the operator to the clock's display, under the
+    /// same rule as moves; returns whether it will be shown.
+    pub fn show_on_clock(&mut self, now: Timestamp, text: &str) -> bool {
+        self.link.as_mut().is_some_and(|link| link.show_text(now, ClockText::new(text)))
+    }
+
+    /// Offers the last move to the clock's display once it is completed
+    /// (the clock pressed, or the next move made): then the player to move
+    /// sees what was played, and the mover can no longer take it back, so
+    /// the clock never shows a move that did not happen.
+    fn update_clock_text(&mut self, now: Timestamp) {
+        if self.clock_display == ClockDisplayMode::Off {
+            return;
+        }
+        let Some(link) = &mut self.link else { return };
+        let Some(game) = self.reconstructor.game() else { return };
+        let Some((index, ply)) = game.plies.iter().enumerate().rev().find(|(_, p)| p.status == MoveStatus::Completed)
+        else {
+            return;
+        };
+        if self.clock_shown == Some((index, ply.made_at)) {
+            return;
+        }
+        self.clock_shown = Some((index, ply.made_at));
+        // Only the latest move: one completed by the next move's being made
+        // is old news.
+        if index + 1 != game.plies.len() {
+            return;
+        }
+        link.show_text(now, ClockText::new(&clock_move_text(ply)));
     }
 
     /// Tells the link what the lights show now: the last move's squares
@@ -274,8 +329,16 @@ impl BoardSession {
         now: Timestamp,
         command: &crate::operator::Command,
     ) -> Result<String, crate::operator::CommandError> {
+        if let crate::operator::Command::ClockText { text } = command {
+            return if self.show_on_clock(now, text) {
+                Ok(format!("{text:?} shown on the clock for a moment"))
+            } else {
+                Err(crate::operator::CommandError::ClockTextRefused)
+            };
+        }
         let answer = self.reconstructor.handle_command(now, command);
         self.update_lights();
+        self.update_clock_text(now);
         answer
     }
 
@@ -283,6 +346,7 @@ impl BoardSession {
     pub fn handle_sensor(&mut self, now: Timestamp, event: &SensorEvent) {
         self.reconstructor.handle_sensor(now, event);
         self.update_lights();
+        self.update_clock_text(now);
         self.pass_board_request(now);
     }
 
@@ -311,6 +375,7 @@ impl BoardSession {
     pub fn handle_timeout(&mut self, now: Timestamp) {
         self.reconstructor.handle_timeout(now);
         self.update_lights();
+        self.update_clock_text(now);
         self.pass_board_request(now);
         if let Some(link) = &mut self.link {
             link.handle_timeout(now);
@@ -379,6 +444,23 @@ pub fn setup_from_header(header: &CaptureHeader) -> GameSetup {
         fen.into_position(mode).ok()
     });
     GameSetup { tags, chess960: header.chess960, start, tempo: header.rules, supervised: header.supervised }
+}
+
+/// A move as the clock shows it: `23.Nf3`, `23...Nf3`, or the SAN alone
+/// when the move number does not fit in the clock's eight characters.
+fn clock_move_text(ply: &crate::game::Ply) -> String {
+    move_text(shakmaty::Position::fullmoves(&ply.after).get(), ply.mover, &ply.san.to_string())
+}
+
+/// The text for a move `san` by `mover`, the position after it having the
+/// full-move number `fullmoves_after`.
+fn move_text(fullmoves_after: u32, mover: shakmaty::Color, san: &str) -> String {
+    let (number, dots) = match mover {
+        shakmaty::Color::White => (fullmoves_after, "."),
+        shakmaty::Color::Black => (fullmoves_after.saturating_sub(1), "..."),
+    };
+    let text = format!("{number}{dots}{san}");
+    if text.chars().count() <= 8 { text } else { san.to_owned() }
 }
 
 /// `2026.11.21` from `2026-11-21T13:00:00Z`.
@@ -482,6 +564,15 @@ mod tests {
         });
         // Judged (after LOST_BYTES_WAIT), as of the press.
         assert_eq!(alert, Some((AlertKind::IllegalMove, ms(2500))));
+    }
+
+    #[test]
+    fn a_move_for_the_clock_fits_its_eight_characters() {
+        use shakmaty::Color::{Black, White};
+        assert_eq!(move_text(23, White, "Nf3"), "23.Nf3");
+        assert_eq!(move_text(24, Black, "Nf3"), "23...Nf3");
+        assert_eq!(move_text(40, White, "exd8=Q+"), "exd8=Q+", "the number does not fit: the move alone");
+        assert_eq!(move_text(2, Black, "O-O-O"), "O-O-O", "1...O-O-O is nine");
     }
 
     #[test]

@@ -58,6 +58,9 @@ impl Reconstructor {
                 self.emit(now, EventKind::AlertAcknowledged { game: *game, seq: *seq });
                 Ok(format!("alert game {game} #{seq} acknowledged"))
             }
+            // The clock is the link's, not the game's: a live session
+            // shows the text before the command gets here.
+            Command::ClockText { .. } => Err(CommandError::ClockTextRefused),
         }
     }
 

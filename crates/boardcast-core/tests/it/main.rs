@@ -10,8 +10,9 @@
 //! - [`millennium`], [`certabo`], [`sentio`]: each board family from bytes
 //!   to moves;
 //! - [`properties`]: decoders and the reconstructor under any input;
-//! - [`pgn`]: PGN as written, and read back as the games written.
-//! - [`dead`]: dead positions (5.2.2) against a published labelled set.
+//! - [`pgn`]: PGN as written, and read back as the games written;
+//! - [`dead`]: dead positions (5.2.2) against a published labelled set;
+//! - [`clock_display`]: a DGT 3000 showing moves, byte for byte.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
 
@@ -19,6 +20,7 @@ mod support;
 
 mod alerts;
 mod certabo;
+mod clock_display;
 mod corpus;
 mod dead;
 mod millennium;

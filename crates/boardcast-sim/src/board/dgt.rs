@@ -8,12 +8,18 @@
 //! clock messages only in the UPDATE and UPDATE_NICE modes, and answers a
 //! board-dump request with the board as it is now, whatever happened while
 //! nobody was listening.
+//!
+//! Its clock is a DGT 3000 unless told otherwise ([`DgtSim::set_clock_version`]):
+//! it answers the version request with major version 2, shows the text of
+//! an ASCII command (`0x0C`) until END (`0x03`) brings the times back, and
+//! acknowledges both. A DGT XL (major version 1) acknowledges an ASCII
+//! command with an error and shows nothing.
 
 use std::collections::VecDeque;
 
 use boardcast_core::protocol::dgt::{
     clock::{BwTime, ClockAck, ClockTimes},
-    command::Command,
+    command::{ClockText, Command},
     frame::{Framed, Framer},
     message::Message,
 };
@@ -41,6 +47,11 @@ pub struct DgtSim {
     clock: Option<ClockTimes>,
     serial: String,
     version: (u8, u8),
+    /// The clock's version as its acknowledgement carries it (major in the
+    /// high nibble).
+    clock_version: u8,
+    /// What the clock shows instead of the times, if anything.
+    clock_text: Option<ClockText>,
     /// The display White's time is on, for scripts of decoded events.
     white_side: ClockSide,
     /// Bytes from the host not yet understood.
@@ -60,6 +71,8 @@ impl DgtSim {
             clock: None,
             serial: serial.into(),
             version: (1, 2),
+            clock_version: 0x21,
+            clock_text: None,
             white_side,
             host: Vec::new(),
             out: VecDeque::new(),
@@ -71,6 +84,18 @@ impl DgtSim {
     /// only asking who it is).
     pub fn sends_updates(&self) -> bool {
         self.mode != Mode::Idle
+    }
+
+    /// Makes the clock another model: `0x21` a DGT 3000 (the default),
+    /// `0x11` a DGT XL.
+    pub fn set_clock_version(&mut self, version: u8) {
+        self.clock_version = version;
+    }
+
+    /// The text the clock shows instead of the times (all eight
+    /// characters), or `None` when it shows the times.
+    pub fn displayed_text(&self) -> Option<&str> {
+        self.clock_text.as_ref().map(ClockText::as_str)
     }
 
     /// The board as it is now.
@@ -126,15 +151,28 @@ impl DgtSim {
             }
             Command::SendBatteryStatus => self.send(&Message::Battery { percent: 100 }),
             Command::ClockVersion => self.ack(0x09),
-            Command::ClockEnd => self.ack(0x03),
+            Command::ClockEnd => {
+                self.clock_text = None;
+                self.ack(0x03);
+            }
+            Command::ClockText(text) if self.clock_version >> 4 == 2 => {
+                self.clock_text = Some(text);
+                self.ack(0x0C);
+            }
+            Command::ClockText(_) => self.ack_with(0x40, 0x0C),
         }
     }
 
     /// The clock acknowledges a command (only in the update modes, as a
     /// real board).
     fn ack(&mut self, command: u8) {
+        self.ack_with(0x10, command);
+    }
+
+    /// An acknowledgement: `status` 0x10 done, 0x40 error.
+    fn ack_with(&mut self, status: u8, command: u8) {
         if self.mode == Mode::Update && self.clock.is_some() {
-            self.send(&Message::Clock(BwTime::Ack(ClockAck([0x10, command, 0x21, 0]))));
+            self.send(&Message::Clock(BwTime::Ack(ClockAck([status, command, self.clock_version, 0]))));
         }
     }
 
@@ -222,6 +260,7 @@ impl DgtSim {
     /// The cable was pulled: the board powers down and comes back idle.
     pub fn handle_unplugged(&mut self) {
         self.mode = Mode::Idle;
+        self.clock_text = None;
         self.host.clear();
         self.out.clear();
     }
@@ -277,6 +316,29 @@ mod tests {
             decode(&board.poll_transmit().unwrap()),
             [Decoded::Info(boardcast_core::protocol::BoardInfo::Serial("12345".into()))]
         );
+    }
+
+    #[test]
+    fn a_dgt_3000_shows_text_until_end_and_an_xl_does_not() {
+        let mut board = DgtSim::new("x", ClockSide::Left);
+        board.handle_script_event(&SensorEvent::Clock(ClockReading::BySide {
+            left: boardcast_core::sensor::ClockDisplay { ms: 300_000, flag: false },
+            right: boardcast_core::sensor::ClockDisplay { ms: 300_000, flag: false },
+            running: None,
+        }));
+        board.handle_host_bytes(&[0x4B]);
+        board.poll_transmit();
+        board.handle_host_bytes(&[0x2B, 0x0C, 0x03, 0x0C, 0x65, 0x32, 0x65, 0x34, 0x20, 0x20, 0x20, 0x20, 0x00, 0x00]);
+        assert_eq!(board.displayed_text(), Some("e2e4    "));
+        assert_eq!(
+            decode(&board.poll_transmit().unwrap()),
+            [Decoded::Info(boardcast_core::protocol::BoardInfo::ClockAck([0x10, 0x0C, 0x21, 0]))]
+        );
+        board.handle_host_bytes(&[0x2B, 0x03, 0x03, 0x03, 0x00]);
+        assert_eq!(board.displayed_text(), None, "back to the times");
+        board.set_clock_version(0x11);
+        board.handle_host_bytes(&Command::ClockText(ClockText::new("e4")).bytes());
+        assert_eq!(board.displayed_text(), None, "an XL has no text display");
     }
 
     #[test]

@@ -11,10 +11,17 @@
 //! reports the board silent so that the shell reconnects. When bytes were
 //! lost (the decoder resynchronised), it asks for a fresh board dump, and
 //! asks again (up to three times) if none comes.
+//!
+//! A DGT 3000 may show the last move for a moment ([`super::display`]
+//! decides when); its commands go through the same one-at-a-time clock
+//! queue as every clock command.
 
 use std::collections::VecDeque;
 
-use super::command::Command;
+use super::{
+    command::{ClockText, Command},
+    display::{ClockDisplayMode, ClockDisplaySettings, ClockModel, ClockTextDisplay},
+};
 use crate::protocol::link::settings::{LinkConfig, LinkEvent};
 use crate::{
     protocol::{BoardInfo, DecodeProblem, Decoded},
@@ -42,6 +49,8 @@ pub struct DgtLink {
     dump_pending: Option<(Timestamp, u8)>,
     version: Option<String>,
     serial: Option<String>,
+    /// Text on a DGT 3000's display.
+    display: ClockTextDisplay,
     events: VecDeque<LinkEvent>,
 }
 
@@ -65,6 +74,18 @@ impl DgtLink {
             Command::SendSerialNumber,
             Command::SendBoard,
         ]);
+        self.display.handle_connected();
+    }
+
+    /// What the clock shows besides the times.
+    pub fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
+        self.display.set_settings(settings);
+    }
+
+    /// Shows `text` on a DGT 3000 for a moment, if the display's rule
+    /// allows (see [`super::display`]); returns whether it will be shown.
+    pub fn show_text(&mut self, now: Timestamp, text: ClockText) -> bool {
+        self.display.show(now, text)
     }
 
     /// The port closed.
@@ -82,6 +103,14 @@ impl DgtLink {
 
     /// The decoder made sense of something, or reported lost bytes.
     pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        let model = self.display.model();
+        self.display.handle_decoded(decoded);
+        if model != ClockModel::Other
+            && self.display.model() == ClockModel::Other
+            && self.display.settings().mode != ClockDisplayMode::Off
+        {
+            self.events.push_back(LinkEvent::ClockShowsNoText);
+        }
         match decoded {
             Decoded::Info(BoardInfo::Serial(serial)) if self.serial.as_ref() != Some(serial) => {
                 self.serial = Some(serial.clone());
@@ -130,6 +159,7 @@ impl DgtLink {
         if !self.connected {
             return;
         }
+        self.display.handle_timeout(now);
         let quiet = now.saturating_since(self.last_rx);
         if quiet >= self.config.silent_after {
             self.events.push_back(LinkEvent::Silent);
@@ -172,6 +202,7 @@ impl DgtLink {
         if let Some(command) = self.outgoing.pop_front() {
             return Some(command);
         }
+        self.clock_queue.extend(std::iter::from_fn(|| self.display.poll_command()));
         if self.clock_pending.is_none()
             && let Some(command) = self.clock_queue.pop_front()
         {
@@ -190,7 +221,8 @@ impl DgtLink {
         let watchdog = self.last_rx + quiet;
         let clock = self.clock_pending.map(|(_, sent, _)| sent + self.config.clock_ack_within);
         let dump = self.dump_pending.map(|(sent, _)| sent + self.config.dump_within);
-        Some([clock, dump].into_iter().flatten().fold(watchdog, Timestamp::min))
+        let display = self.display.poll_timeout();
+        Some([clock, dump, display].into_iter().flatten().fold(watchdog, Timestamp::min))
     }
 
     /// The next thing to report, if any.

@@ -5,12 +5,15 @@
 //! - [`message`]: what each message means, and encoding them back.
 //! - [`clock`]: the BWTIME clock message.
 //! - [`command`]: what the host sends.
+//! - [`link`]: the host's side of a live connection.
+//! - [`display`]: when a DGT 3000 may show a move instead of the times.
 //!
 //! [`DgtDecoder`] puts the first three together into the protocol-neutral
 //! [`Decoded`] items the rest of the daemon uses.
 
 pub mod clock;
 pub mod command;
+pub mod display;
 pub mod frame;
 pub mod link;
 pub mod message;

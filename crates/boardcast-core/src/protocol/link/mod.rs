@@ -10,6 +10,7 @@ pub(crate) mod settings;
 pub use self::settings::{LinkConfig, LinkEvent};
 use super::{Decoded, Lights, Protocol, certabo, dgt, millennium};
 use crate::time::Timestamp;
+use dgt::command::Command;
 
 /// The link to a live board of any family.
 #[derive(Clone, Debug)]
@@ -84,7 +85,7 @@ impl Link {
     /// The next bytes to send, if any.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
         match self {
-            Self::Dgt(l) => l.poll_transmit(now).map(|c| c.bytes().to_vec()),
+            Self::Dgt(l) => l.poll_transmit(now).map(Command::bytes),
             Self::Millennium(l) => l.poll_transmit(now),
             Self::Stream(l) => l.poll_transmit(now),
         }
@@ -117,6 +118,23 @@ impl Link {
             Self::Dgt(l) => l.request_board(now),
             Self::Millennium(l) => l.request_board(now),
             Self::Stream(_) => {}
+        }
+    }
+
+    /// What a DGT 3000 clock shows besides the times (other boards have no
+    /// clock to show it on).
+    pub fn set_clock_display(&mut self, settings: dgt::display::ClockDisplaySettings) {
+        if let Self::Dgt(l) = self {
+            l.set_clock_display(settings);
+        }
+    }
+
+    /// Shows `text` on the clock for a moment, if the board has a DGT 3000
+    /// and the display's rule allows; returns whether it will be shown.
+    pub fn show_text(&mut self, now: Timestamp, text: dgt::command::ClockText) -> bool {
+        match self {
+            Self::Dgt(l) => l.show_text(now, text),
+            Self::Millennium(_) | Self::Stream(_) => false,
         }
     }
 

@@ -47,4 +47,7 @@ pub enum LinkEvent {
     /// A clock command was not acknowledged after three tries and was
     /// dropped (which one, for the log).
     ClockCommandDropped(String),
+    /// Text is to be shown on the clock, but the clock said it is not a
+    /// DGT 3000 (a DGT XL has no text display): nothing will be shown.
+    ClockShowsNoText,
 }

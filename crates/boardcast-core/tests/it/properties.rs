@@ -50,7 +50,9 @@ use boardcast_core::{
     session::{BoardSession, Output},
     time::Timestamp,
 };
-use boardcast_sim::synth::{DgtForm, Rng, SourceGame, Style, dgt_capture, events_capture, header, play};
+use boardcast_sim::synth::{
+    DgtForm, Rng, SourceGame, Style, decided_on_the_board, dgt_capture, events_capture, header, play,
+};
 use proptest::{
     collection::{btree_map, vec},
     option,
@@ -102,7 +104,7 @@ fn random_game(start: &Chess, picks: &[Index], greedy: bool) -> Vec<Move> {
     let mut pos = start.clone();
     let mut moves = Vec::with_capacity(picks.len());
     for pick in picks {
-        if pos.is_game_over() {
+        if decided_on_the_board(&pos).is_some() {
             break;
         }
         let mut legal = pos.legal_moves();

@@ -29,7 +29,7 @@ use boardcast_core::{
 };
 use boardcast_sim::synth::{ReportForm, Style, header, play, rng_for, sentio_capture};
 use proptest::{collection::vec, prelude::*, sample::Index};
-use shakmaty::{Bitboard, Board, EnPassantMode, Position, Square, fen::Fen, san::SanPlus, uci::UciMove};
+use shakmaty::{Bitboard, Board, EnPassantMode, Square, fen::Fen, san::SanPlus, uci::UciMove};
 
 fn decode_all(decoder: &mut SentioDecoder, chunks: &[&[u8]]) -> Vec<Decoded> {
     let mut out = Vec::new();
@@ -325,7 +325,7 @@ fn judge_sentio(replayed: &Replayed, expected: &[String]) -> Result<Reading, Str
         return Err(format!("{unknown} promotion_unknown alerts for {promotions} promotions"));
     }
     if moves == expected {
-        let forced = got.position().outcome().known();
+        let forced = boardcast_sim::synth::decided_on_the_board(got.position());
         let result = got.result.map(|r| r.outcome);
         if result != forced {
             return Err(format!("result {result:?}, expected {forced:?}"));

@@ -84,7 +84,7 @@ pub fn play_planned(game: &SourceGame, style: &Style, plan: &[(usize, Injection)
         }
         pos.play_unchecked(m);
         fast = hands.rng.chance(style.fast_reply);
-        let ends = pos.is_game_over();
+        let ends = super::decided_on_the_board(&pos).is_some();
         if style.clock.is_some() && !ends {
             let (lo, hi) = if fast { (30, 90) } else { (120, 700) };
             hands.wait(lo, hi);
@@ -104,7 +104,7 @@ pub fn play_planned(game: &SourceGame, style: &Style, plan: &[(usize, Injection)
             break;
         }
     }
-    let forced = pos.outcome().known();
+    let forced = super::decided_on_the_board(&pos);
     let result = match (forced, game.result) {
         (Some(outcome), _) => Some(outcome),
         (None, Some(outcome)) if style.gesture => {

@@ -162,7 +162,7 @@ fn positions(game: &SourceGame) -> Vec<Chess> {
     let mut out = Vec::with_capacity(game.moves.len());
     for &m in &game.moves {
         out.push(pos.clone());
-        if pos.is_game_over() {
+        if super::decided_on_the_board(&pos).is_some() {
             break;
         }
         pos.play_unchecked(m);
@@ -175,7 +175,7 @@ fn positions(game: &SourceGame) -> Vec<Chess> {
 fn ends_after(positions: &[Chess], game: &SourceGame, ply: usize) -> bool {
     let mut pos = positions[ply].clone();
     pos.play_unchecked(game.moves[ply]);
-    pos.is_game_over() || ply + 1 >= positions.len()
+    super::decided_on_the_board(&pos).is_some() || ply + 1 >= positions.len()
 }
 
 #[allow(clippy::too_many_arguments)]

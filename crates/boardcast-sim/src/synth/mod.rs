@@ -103,6 +103,17 @@ pub struct Expected {
     pub result: Option<KnownOutcome>,
 }
 
+/// How the game stands decided on the board after a move, by the Laws as
+/// the daemon applies them: checkmate, stalemate, insufficient material,
+/// or a dead position it can prove (5.2.2). A game the generator plays
+/// stops there, as players stop, and the result is what the daemon is
+/// expected to record.
+pub fn decided_on_the_board(pos: &shakmaty::Chess) -> Option<KnownOutcome> {
+    use boardcast_core::game::dead::{Budget, Verdict, verdict};
+    use shakmaty::Position;
+    pos.outcome().known().or_else(|| (verdict(pos, Budget::PER_MOVE) == Verdict::Dead).then_some(KnownOutcome::Draw))
+}
+
 /// The random generator for game `index` (0-based) of a file, under a base
 /// seed: how `boardcast synth --seed S --game N` and the test suite agree on
 /// the stream a game gets.
@@ -177,4 +188,29 @@ pub fn events_capture(header: &CaptureHeader, events: &[(Timestamp, SensorEvent)
         text.push('\n');
     }
     text
+}
+
+#[cfg(test)]
+mod decided_tests {
+    use shakmaty::{CastlingMode, Chess, KnownOutcome, fen::Fen};
+
+    use super::decided_on_the_board;
+
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap()
+    }
+
+    /// A generated game stops where the daemon ends it: at a blockade it
+    /// proves dead (5.2.2) as well as at mate or bare kings; a position
+    /// still open goes on.
+    #[test]
+    fn a_game_is_decided_where_the_daemon_ends_it() {
+        let blockade = position("4k3/8/8/p1p1p1p1/P1P1P1P1/8/8/4K3 w - - 0 1");
+        assert_eq!(decided_on_the_board(&blockade), Some(KnownOutcome::Draw));
+        let bare = position("4k3/8/8/8/8/8/8/4K3 w - - 0 1");
+        assert_eq!(decided_on_the_board(&bare), Some(KnownOutcome::Draw));
+        let open = position("4k3/8/8/3pp3/3PP3/8/8/4K3 w - - 0 1");
+        assert_eq!(decided_on_the_board(&open), None);
+        assert_eq!(decided_on_the_board(&Chess::default()), None);
+    }
 }

@@ -33,6 +33,9 @@ use crate::{
     time::Timestamp,
 };
 
+/// How long after END it goes once more.
+const END_AGAIN_AFTER: Duration = Duration::from_secs(1);
+
 /// What a board's clock shows besides the times (configuration key
 /// `clock_display`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -90,6 +93,10 @@ pub struct ClockTextDisplay {
     shown_until: Option<Timestamp>,
     /// When the times were last put back.
     times_back_at: Option<Timestamp>,
+    /// When END goes once more: a lost END would leave the text up for
+    /// the rest of the game, and a second END on a clock showing its times
+    /// changes nothing.
+    end_again_at: Option<Timestamp>,
     /// How many times the clock was asked for its version on this
     /// connection.
     version_asks: u8,
@@ -147,9 +154,12 @@ impl ClockTextDisplay {
                     ClockReading::ByColor { white_ms, black_ms, .. } => (white_ms, black_ms, false),
                 });
                 self.ask_version();
-                if self.shown_until.is_some() && !self.may_show() {
+                if let Some(planned) = self.shown_until.filter(|_| !self.may_show()) {
+                    // END now, and once more when the text would have
+                    // gone anyway.
                     self.shown_until = None;
                     self.commands.push_back(Command::ClockEnd);
+                    self.end_again_at = Some(planned);
                 }
             }
             _ => {}
@@ -177,18 +187,29 @@ impl ClockTextDisplay {
         true
     }
 
-    /// Puts the times back when the text has been shown long enough.
+    /// Puts the times back when the text has been shown long enough (and
+    /// once more a moment later).
     pub fn handle_timeout(&mut self, now: Timestamp) {
         if self.shown_until.is_some_and(|t| t <= now) {
             self.shown_until = None;
             self.times_back_at = Some(now);
+            self.end(now);
+        } else if self.end_again_at.is_some_and(|t| t <= now) {
+            self.end_again_at = None;
             self.commands.push_back(Command::ClockEnd);
         }
     }
 
-    /// When the times are to come back, if text is shown.
+    /// When the times are to come back, if text is shown, or END is to go
+    /// once more.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.shown_until
+        self.shown_until.or(self.end_again_at)
+    }
+
+    /// END now, and again a moment later.
+    fn end(&mut self, now: Timestamp) {
+        self.commands.push_back(Command::ClockEnd);
+        self.end_again_at = Some(now + END_AGAIN_AFTER);
     }
 
     /// The next clock command to send.
@@ -256,6 +277,10 @@ mod tests {
         assert_eq!(commands(&mut display), []);
         display.handle_timeout(ms(3000));
         assert_eq!(commands(&mut display), [Command::ClockEnd]);
+        // Once more a second later, in case the first was lost on the line.
+        assert_eq!(display.poll_timeout(), Some(ms(4000)));
+        display.handle_timeout(ms(4000));
+        assert_eq!(commands(&mut display), [Command::ClockEnd]);
         assert_eq!(display.poll_timeout(), None);
     }
 
@@ -317,6 +342,10 @@ mod tests {
         display.handle_decoded(&reading(61_000, 600_000));
         assert_eq!(commands(&mut display), [Command::ClockText(ClockText::new("e4"))]);
         display.handle_decoded(&reading(60_000, 600_000));
+        assert_eq!(commands(&mut display), [Command::ClockEnd]);
+        // Once more when the text would have gone, then nothing.
+        assert_eq!(display.poll_timeout(), Some(ms(2000)));
+        display.handle_timeout(ms(2000));
         assert_eq!(commands(&mut display), [Command::ClockEnd]);
         assert_eq!(display.poll_timeout(), None, "nothing left to put back");
     }

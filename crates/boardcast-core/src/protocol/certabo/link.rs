@@ -23,7 +23,10 @@ use super::line::{Leds, RGB_LEDS};
 use crate::{
     protocol::{
         BoardInfo, Decoded, Lights, Protocol,
-        link::settings::{LinkConfig, LinkEvent},
+        link::{
+            settings::{LinkConfig, LinkEvent},
+            watchdog::{Watch, Watchdog},
+        },
     },
     sensor::SensorEvent,
     time::Timestamp,
@@ -38,8 +41,8 @@ pub struct StreamLink {
     protocol: Protocol,
     config: LinkConfig,
     connected: bool,
-    /// When the last byte arrived (or the connection opened).
-    last_rx: Timestamp,
+    /// Notices a board that went quiet (it streams: it is never asked).
+    watchdog: Watchdog,
     /// A report was understood since the connection opened.
     identified: bool,
     /// The LED hardware, once the board announced RGB LEDs.
@@ -65,7 +68,7 @@ impl StreamLink {
             protocol,
             config,
             connected: false,
-            last_rx: Timestamp::ZERO,
+            watchdog: Watchdog::new(false),
             identified: false,
             leds: Leds::Classic,
             lights: Lights::default(),
@@ -80,7 +83,7 @@ impl StreamLink {
     /// The port is open. Nothing is sent: the board streams by itself.
     pub fn handle_connected(&mut self, now: Timestamp) {
         self.connected = true;
-        self.last_rx = now;
+        self.watchdog.handle_rx(now);
         self.identified = false;
         // A board comes up dark; lights already wanted are sent again.
         self.sent = Some(frame(self.leds, &Lights::default(), false));
@@ -98,7 +101,7 @@ impl StreamLink {
 
     /// Bytes arrived.
     pub(crate) fn handle_rx(&mut self, now: Timestamp) {
-        self.last_rx = now;
+        self.watchdog.handle_rx(now);
         self.time_seen(now);
     }
 
@@ -123,11 +126,8 @@ impl StreamLink {
             return;
         }
         self.time_seen(now);
-        if now.saturating_since(self.last_rx) >= self.config.silent_after {
+        if self.watchdog.handle_timeout(now, &self.config) == Some(Watch::Silent) {
             self.events.push_back(LinkEvent::Silent);
-            // Reported once per silence: the shell reconnects, which calls
-            // `handle_connected` again.
-            self.last_rx = now;
         }
         if let Some(at) = self.next_blink
             && at <= now
@@ -156,7 +156,7 @@ impl StreamLink {
         if !self.connected {
             return None;
         }
-        let silence = self.last_rx + self.config.silent_after;
+        let silence = self.watchdog.poll_timeout(&self.config);
         Some(self.next_blink.map_or(silence, |blink| blink.min(silence)))
     }
 

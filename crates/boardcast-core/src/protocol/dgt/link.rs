@@ -22,7 +22,10 @@ use super::{
     command::{ClockText, Command},
     display::{ClockDisplayMode, ClockDisplaySettings, ClockModel, ClockTextDisplay},
 };
-use crate::protocol::link::settings::{LinkConfig, LinkEvent};
+use crate::protocol::link::{
+    settings::{LinkConfig, LinkEvent},
+    watchdog::{Watch, Watchdog},
+};
 use crate::{
     protocol::{BoardInfo, DecodeProblem, Decoded},
     time::Timestamp,
@@ -33,10 +36,8 @@ use crate::{
 pub struct DgtLink {
     config: LinkConfig,
     connected: bool,
-    /// When the last byte arrived (or the connection opened).
-    last_rx: Timestamp,
-    /// A keep-alive request is out.
-    keepalive_sent: bool,
+    /// Notices a board that went quiet.
+    watchdog: Watchdog,
     /// Commands waiting to be sent, in order.
     outgoing: VecDeque<Command>,
     /// Clock commands waiting for the clock.
@@ -63,8 +64,7 @@ impl DgtLink {
     /// The port is open: queue the start-up sequence.
     pub fn handle_connected(&mut self, now: Timestamp) {
         self.connected = true;
-        self.last_rx = now;
-        self.keepalive_sent = false;
+        self.watchdog.handle_rx(now);
         self.outgoing.clear();
         self.clock_pending = None;
         self.dump_pending = None;
@@ -97,8 +97,7 @@ impl DgtLink {
 
     /// Bytes arrived (whatever they mean).
     pub(crate) fn handle_rx(&mut self, now: Timestamp) {
-        self.last_rx = now;
-        self.keepalive_sent = false;
+        self.watchdog.handle_rx(now);
     }
 
     /// The decoder made sense of something, or reported lost bytes.
@@ -160,16 +159,10 @@ impl DgtLink {
             return;
         }
         self.display.handle_timeout(now);
-        let quiet = now.saturating_since(self.last_rx);
-        if quiet >= self.config.silent_after {
-            self.events.push_back(LinkEvent::Silent);
-            // Asked once per silence: the shell reconnects, which calls
-            // `handle_connected` again.
-            self.last_rx = now;
-            self.keepalive_sent = false;
-        } else if quiet >= self.config.keepalive_after && !self.keepalive_sent {
-            self.keepalive_sent = true;
-            self.outgoing.push_back(Command::SendSerialNumber);
+        match self.watchdog.handle_timeout(now, &self.config) {
+            Some(Watch::Silent) => self.events.push_back(LinkEvent::Silent),
+            Some(Watch::KeepAlive) => self.outgoing.push_back(Command::SendSerialNumber),
+            None => {}
         }
         if let Some((command, sent, tries)) = self.clock_pending
             && sent + self.config.clock_ack_within <= now
@@ -217,8 +210,7 @@ impl DgtLink {
         if !self.connected {
             return None;
         }
-        let quiet = if self.keepalive_sent { self.config.silent_after } else { self.config.keepalive_after };
-        let watchdog = self.last_rx + quiet;
+        let watchdog = self.watchdog.poll_timeout(&self.config);
         let clock = self.clock_pending.map(|(_, sent, _)| sent + self.config.clock_ack_within);
         let dump = self.dump_pending.map(|(sent, _)| sent + self.config.dump_within);
         let display = self.display.poll_timeout();

@@ -6,6 +6,7 @@
 //! which it is.
 
 pub(crate) mod settings;
+pub(crate) mod watchdog;
 
 pub use self::settings::{LinkConfig, LinkEvent};
 use super::{Decoded, Lights, Protocol, certabo, dgt, millennium};

@@ -46,7 +46,10 @@ use super::{
 use crate::{
     protocol::{
         BoardInfo, Decoded, Lights,
-        link::settings::{LinkConfig, LinkEvent},
+        link::{
+            settings::{LinkConfig, LinkEvent},
+            watchdog::{Watch, Watchdog},
+        },
     },
     sensor::SensorEvent,
     time::Timestamp,
@@ -63,10 +66,8 @@ pub(crate) const LED_SPACING: Duration = Duration::from_millis(100);
 pub struct MillenniumLink {
     config: LinkConfig,
     connected: bool,
-    /// When the last byte arrived (or the connection opened).
-    last_rx: Timestamp,
-    /// A keep-alive status request is out.
-    keepalive_sent: bool,
+    /// Notices a board that went quiet.
+    watchdog: Watchdog,
     /// Commands waiting to be sent, in order.
     outgoing: VecDeque<Command>,
     /// The status asked for after lost bytes and not received yet: when it
@@ -91,8 +92,7 @@ impl MillenniumLink {
     /// The port is open: queue the start-up sequence.
     pub fn handle_connected(&mut self, now: Timestamp) {
         self.connected = true;
-        self.last_rx = now;
-        self.keepalive_sent = false;
+        self.watchdog.handle_rx(now);
         self.status_pending = None;
         // Whatever the LEDs showed before is unknown: the first LED command
         // sets them (or puts them out).
@@ -115,8 +115,7 @@ impl MillenniumLink {
 
     /// Bytes arrived (whatever they mean).
     pub(crate) fn handle_rx(&mut self, now: Timestamp) {
-        self.last_rx = now;
-        self.keepalive_sent = false;
+        self.watchdog.handle_rx(now);
     }
 
     /// The decoder made sense of something, or reported lost bytes.
@@ -151,16 +150,10 @@ impl MillenniumLink {
         if !self.connected {
             return;
         }
-        let quiet = now.saturating_since(self.last_rx);
-        if quiet >= self.config.silent_after {
-            self.events.push_back(LinkEvent::Silent);
-            // Reported once per silence: the shell reconnects, which calls
-            // `handle_connected` again.
-            self.last_rx = now;
-            self.keepalive_sent = false;
-        } else if quiet >= self.config.keepalive_after && !self.keepalive_sent {
-            self.keepalive_sent = true;
-            self.outgoing.push_back(Command::SendStatus);
+        match self.watchdog.handle_timeout(now, &self.config) {
+            Some(Watch::Silent) => self.events.push_back(LinkEvent::Silent),
+            Some(Watch::KeepAlive) => self.outgoing.push_back(Command::SendStatus),
+            None => {}
         }
         if let Some((asked, tries)) = self.status_pending
             && asked + self.config.dump_within <= now
@@ -204,8 +197,7 @@ impl MillenniumLink {
         if !self.connected {
             return None;
         }
-        let quiet = if self.keepalive_sent { self.config.silent_after } else { self.config.keepalive_after };
-        let watchdog = self.last_rx + quiet;
+        let watchdog = self.watchdog.poll_timeout(&self.config);
         let status = self.status_pending.map(|(asked, _)| asked + self.config.dump_within);
         // Woken when the LEDs are free again only if a change waits for it.
         let leds = self.leds_free_at.filter(|_| self.shown != Some(LedPattern::for_lights(&self.lights)));

@@ -6,9 +6,12 @@
 //! SHA-256/HMAC module against RFC 4231; then, against a Mosquitto the test
 //! starts and publishes to (the feed `replay --mqtt` makes of a real
 //! recording), a made move shown provisional, its amendment replacing it and
-//! its completion making it final, on the board page and the console, and
-//! the console's alerts and bridge notices. Without Chromium the test says
-//! so and passes; under CI (CI=true) it fails.
+//! its completion making it final, on the board page, the overview and the
+//! console, and an operator's take-back removing it; last, a daemon playing
+//! a game with irregularities on a simulated board and pushing to a lichess
+//! that refuses its token: the console shows the alerts and the notice as
+//! published, and replays an alert's evidence. Without Chromium the tests
+//! say so and pass; under CI (CI=true) they fail.
 
 use std::{
     io::{Read, Write},
@@ -289,10 +292,22 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
     let Some(broker) = crate::support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else { return };
     let ws = broker.ws_port.unwrap();
     // What the daemon publishes for a real board recording with an amended
-    // move (1. … 18. Re1 made, then Raf1 instead), from `replay --mqtt`.
+    // move (1. … 18. Re1 made, then Raf1 instead), from `replay --mqtt`;
+    // at its end the operator takes the last move back (a capture records
+    // operator commands), and the board, still showing it, has it made again.
+    let capture = dir.join("dgt-real-1.jsonl");
+    let recording =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dgt-real/dgt-real-1.jsonl"))
+            .unwrap();
+    let end_us =
+        recording.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()?["t_us"].as_u64()).max().unwrap();
+    let take_back = json!({"t_us": end_us + 1_000_000, "command": {"command": "take_back"}});
+    std::fs::write(&capture, format!("{recording}{take_back}\n")).unwrap();
     let feed_file = dir.join("feed.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
-        .args(["replay", "tests/fixtures/dgt-real/dgt-real-1.jsonl", "--mqtt"])
+        .arg("replay")
+        .arg(&capture)
+        .arg("--mqtt")
         .arg(&feed_file)
         .arg("--pgn")
         .arg(dir.join("replay.pgn"))
@@ -321,6 +336,29 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
     let completed = (amended_state..feed.len())
         .find(|&i| is_state(&feed[i]) && feed[i]["payload"]["completed_plies"].as_u64().unwrap() >= ply)
         .unwrap();
+    // The round summary after the amendment (the overview's source), the
+    // move still made; and the first one after its completion.
+    let summary_ply = |i: usize| {
+        let b = &feed[i]["payload"]["boards"][0];
+        feed[i]["topic"].as_str().unwrap().ends_with("/summary").then(|| {
+            (
+                b["ply"].as_u64().unwrap(),
+                b["completed_plies"].as_u64().unwrap(),
+                b["last_san"].as_str().unwrap().to_owned(),
+            )
+        })
+    };
+    let summary_made =
+        (amended_state..completed).find(|&i| summary_ply(i) == Some((ply, ply - 1, new.clone()))).unwrap();
+    let summary_completed = (completed..feed.len()).find(|&i| summary_ply(i).is_some_and(|(p, c, _)| p == c)).unwrap();
+    // The take-back: the move retracted, then made again from the board.
+    let retracted = feed.iter().position(|l| l["payload"]["kind"] == "retracted").expect("the take-back is published");
+    let taken = feed[retracted]["payload"]["ply"].as_u64().unwrap();
+    let retracted_state = (retracted..feed.len()).find(|&i| is_state(&feed[i])).unwrap();
+    assert_eq!(feed[retracted_state]["payload"]["ply"], taken - 1);
+    let remade_state = (retracted_state + 1..feed.len())
+        .find(|&i| is_state(&feed[i]) && feed[i]["payload"]["ply"] == taken)
+        .expect("the board, still showing the move, has it made again");
 
     // The daemon serves the pages and tells them the test's broker.
     let http = free_port();
@@ -384,19 +422,66 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
     publish_to(made);
     assert_eq!(board_move(&old), json!([true, why, 1, ply]), "a made move is provisional on the board page");
     assert_eq!(console_move(&old), json!([true, "made", ply.to_string(), 1]), "and on the console");
-    // Amended: the move shown is replaced, not added to; still provisional.
+    // Amended: the move shown is replaced, not added to; still provisional,
+    // on the overview as well.
     publish_to(amended_state);
     assert_eq!(board_move(&new), json!([true, why, 1, ply]), "the amended move replaces the made one, none is added");
     assert_eq!(console_move(&new), json!([true, "made", ply.to_string(), 1]));
+    let overview_last = || {
+        browser.open(&format!("{site}/overview.html?tree=live"));
+        browser.wait_for(
+            Duration::from_secs(20),
+            "const l = document.querySelector('.card[data-board=\"dgt-real-1\"] .last'); \
+             return l && l.textContent && [l.textContent, l.classList.contains('provisional'), l.title]",
+        )
+    };
+    publish_to(summary_made);
+    let number = format!("{}.", ply.div_ceil(2));
+    assert_eq!(overview_last(), json!([format!("{number} {new}"), true, why]), "the overview marks a made move");
     // Completed: the same move, no longer provisional.
     publish_to(completed);
     let shown = board_move(&new);
     assert_eq!(shown.as_array().unwrap()[..3], [json!(false), json!(""), json!(1)], "a completed move is shown final");
+    publish_to(summary_completed.max(completed));
+    assert_eq!(overview_last().as_array().unwrap()[1], false, "the overview shows a completed move final");
     // Completed by the clock (not by the next move made): the console's
     // last move is the same one, final.
     if feed[completed]["payload"]["last_move"]["ply"] == ply {
         assert_eq!(console_move(&new), json!([false, "completed", ply.to_string(), 1]));
     }
+
+    // Retracted (the operator's take-back): the move leaves both pages.
+    publish_to(retracted_state);
+    browser.open(&board_page);
+    let gone = browser.wait_for(
+        Duration::from_secs(20),
+        &format!(
+            "const last = document.querySelector('#moves li:last-child'); \
+             return last && last.dataset.ply == '{}' && !document.querySelector('#moves li[data-ply=\"{taken}\"]')",
+            taken - 1
+        ),
+    );
+    assert_eq!(gone, true, "the retracted move is gone from the board page, the one before it is last");
+    browser.open(&format!("{site}/console.html"));
+    let last = browser.wait_for(
+        Duration::from_secs(20),
+        &format!("const li = document.querySelector('#last-moves li[data-board=\"dgt-real-1\"]'); return li && li.dataset.ply == '{}' && li.dataset.status", taken - 1),
+    );
+    assert_eq!(last, "completed", "the console's last move is the one before the retracted move");
+    // Made again from the board: back (completed at once here: the
+    // capture ends, which completes a made move).
+    publish_to(remade_state);
+    let remade = feed[remade_state]["payload"]["last_move"]["san"].as_str().unwrap().to_owned();
+    browser.open(&board_page);
+    let shown = browser.wait_for(
+        Duration::from_secs(20),
+        &format!(
+            "const li = document.querySelector('#moves li[data-ply=\"{taken}\"]'); \
+             return li && [li.querySelector('.san').textContent, li.classList.contains('provisional')]"
+        ),
+    );
+    let made = feed[remade_state]["payload"]["last_move"]["status"] == "made";
+    assert_eq!(shown, json!([remade, made]));
 
     // The console: an alert with its article and board, and a notice of
     // the bridge (the daemon's words when lichess refused a game).
@@ -436,6 +521,177 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
         browser.run("return document.querySelector('.alert').textContent").as_str().unwrap().contains("dgt-real-1"),
         "the alert names its board"
     );
+    stop(&mut daemon);
+    drop(browser);
+}
+
+/// A stand-in for lichess that refuses every push's token (401), as lichess
+/// does for a token without the study:write scope; its address.
+fn refusing_lichess() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    let mut body = vec![0; length];
+                    let _ = reader.read_exact(&mut body);
+                    let body = "{\"error\":\"No such token\"}";
+                    let answer = format!(
+                        "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = reader.get_mut().write_all(answer.as_bytes());
+                    break;
+                }
+            }
+        }
+    });
+    format!("http://{address}")
+}
+
+#[test]
+fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_their_evidence() {
+    use crate::support::live::Hall;
+    let hall = Hall::new("displays-console");
+    let dir = hall.dir.clone();
+    let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
+    let Some(broker) = crate::support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else { return };
+    let ws = broker.ws_port.unwrap();
+    // A real game with irregularities made in it (touch-move, illegal
+    // moves, …), played on a simulated DGT board.
+    let synth = dir.join("synth");
+    let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["synth", "tests/fixtures/games/twic0920-sample.pgn", "--game", "1", "--profile", "irregular"])
+        .args(["--seed", "5", "--out"])
+        .arg(&synth)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The daemon on the test's broker, pushing to a lichess that refuses
+    // its token: the operator's notice.
+    let token_file = dir.join("lichess.token");
+    std::fs::write(&token_file, "lip_wrong\n").unwrap();
+    let http = free_port();
+    let mqtt = format!(
+        "[mqtt]\nurl = \"mqtt://127.0.0.1:{}\"\nbridge_id = \"hall-pc\"\n\
+         [lichess]\nurl = \"{}\"\ntoken_file = \"{}\"\ninterval_ms = 200\n[lichess.rounds]\n\"1\" = \"abc12345\"\n",
+        broker.port,
+        refusing_lichess(),
+        token_file.display()
+    );
+    let config = hall.config_with_mqtt(&["b1"], &mqtt);
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[http]\nenabled = false\n",
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\nbroker_ws_url = \"ws://127.0.0.1:{ws}/mqtt\"\n"),
+    );
+    std::fs::write(&config, text).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let subscriber = Subscriber::start(&runtime, broker.port, "boardcast/v1/#", "test-console-feed");
+    assert!(subscriber.wait_subscribed(Duration::from_secs(10)));
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served: {}", hall.log());
+    let site = format!("http://127.0.0.1:{http}");
+    browser.open(&format!("{site}/console.html"));
+    browser.run(
+        "sessionStorage.setItem('boardcast-login', JSON.stringify({username: 'arbiter', password: 'x'})); \
+         sessionStorage.setItem('boardcast-operator-key', '00'.repeat(32));",
+    );
+    browser.open(&format!("{site}/console.html"));
+    browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
+    let mut board = hall.simulate(&synth.join("game-1.jsonl"), "b1", &[]);
+    let alerts = |r: &[crate::support::mqtt::Received]| {
+        r.iter().filter(|m| m.topic.ends_with("/b1/alerts") && m.json["kind"] != "acknowledged").count()
+    };
+    let notices = |r: &[crate::support::mqtt::Received]| r.iter().any(|m| m.topic.ends_with("/hall-pc/notices"));
+    assert!(
+        subscriber.wait_for(Duration::from_secs(120), |r| alerts(r) >= 2 && notices(r)),
+        "the daemon published two alerts and a notice: {}",
+        hall.log()
+    );
+    let _ = board.kill();
+    let _ = board.wait();
+    let received = subscriber.received();
+    let published: Vec<&Value> = received
+        .iter()
+        .filter(|m| {
+            m.topic.contains("/v1/live/") && m.topic.ends_with("/b1/alerts") && m.json["kind"] != "acknowledged"
+        })
+        .map(|m| &m.json)
+        .collect();
+    let notice = &received.iter().find(|m| m.topic.ends_with("/hall-pc/notices")).unwrap().json;
+
+    // Each alert as the daemon published it, newest first: its board, kind
+    // and article, words and squares.
+    let shown = browser.wait_for(
+        Duration::from_secs(20),
+        &format!(
+            "const a = [...document.querySelectorAll('.alert')]; return a.length >= {} && \
+             a.map(li => [li.dataset.board, li.querySelector('.kind').textContent, li.querySelector('.message').textContent, \
+                          li.querySelector('.squares').textContent])",
+            published.len()
+        ),
+    );
+    let expected: Vec<Value> = published
+        .iter()
+        .rev()
+        .map(|a| {
+            let squares: Vec<&str> = a["squares"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+            json!([
+                a["board"],
+                format!("{} (article {})", a["kind"].as_str().unwrap(), a["article"].as_str().unwrap()),
+                a["message"],
+                squares.join(" ")
+            ])
+        })
+        .collect();
+    assert_eq!(shown.as_array().unwrap()[..expected.len()], expected[..], "the console shows each alert as published");
+    // The notice: the daemon's words for the refused token.
+    let told = browser.wait_for(
+        Duration::from_secs(20),
+        "const n = document.querySelector('.notice'); return n && [n.dataset.kind, n.dataset.severity, n.querySelector('.message').textContent]",
+    );
+    assert_eq!(told, json!([notice["kind"], notice["severity"], notice["message"]]));
+    assert!(notice["message"].as_str().unwrap().contains("study:write"), "{notice}");
+    // Its evidence replayed on the alert's small board: each sensor
+    // observation marked in turn.
+    let with_evidence = published
+        .iter()
+        .rev()
+        .position(|a| a["evidence"].as_array().is_some_and(|e| e.iter().any(|o| o["square"].is_string())));
+    assert_eq!(
+        browser.run("return document.getElementById('command-board').value"),
+        "b1",
+        "the command form has the board chosen"
+    );
+    let index = with_evidence.expect("an alert of these irregularities carries the sensor observations");
+    {
+        browser.run(&format!("document.querySelectorAll('.alert')[{index}].querySelector('.replay').click()"));
+        let marked = browser.wait_for(
+            Duration::from_secs(10),
+            &format!(
+                "return document.querySelectorAll('.alert')[{index}].querySelector('.board .sq.last')?.dataset.square"
+            ),
+        );
+        let squares: Vec<&Value> = published[published.len() - 1 - index]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| &o["square"])
+            .collect();
+        assert!(squares.contains(&&marked), "a square of the evidence is marked: {marked} in {squares:?}");
+    }
+    browser.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays/console-alerts.png"));
     stop(&mut daemon);
     drop(browser);
 }

@@ -506,6 +506,9 @@ impl BoardFeed {
             entry.insert("black".into(), json!(game.tag("Black")));
             entry.insert("fen".into(), json!(fen(game.position())));
             entry.insert("ply".into(), json!(game.plies.len()));
+            // Lets an overview mark a move made but not yet completed (6.12),
+            // as the board page does.
+            entry.insert("completed_plies".into(), json!(game.completed_plies()));
             entry.insert("last_san".into(), json!(game.plies.last().map(|p| p.san.to_string())));
             entry.insert("result".into(), json!(game.result.as_ref().map_or("*", |r| r.pgn())));
         }

@@ -80,7 +80,7 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 )
             }
             Some(Pairing::Game(pair)) => format!(
-                "; mirrored by board {} (boards_diverge after {} s apart)",
+                "; mirrored by board {} (boards_diverge when a move is not copied within {} s)",
                 pair.mirror_board,
                 pair.diverge_after.as_secs_f64()
             ),

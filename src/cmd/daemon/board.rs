@@ -325,7 +325,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
 fn pair(session: &mut BoardSession, board: &Board) {
     if let Some(Pairing::Game(settings)) = &board.pair {
         info!(
-            "board {} mirrors this game: boards_diverge when they differ for {} s",
+            "board {} mirrors this game: boards_diverge when a move is not copied within {} s",
             settings.mirror_board,
             settings.diverge_after.as_secs_f64()
         );

@@ -335,6 +335,7 @@ fn start_board(
         games: None,
         feed: Some((feed, publisher.items.clone())),
         record: None,
+        mirror: None,
     };
     let driver = rt.spawn(drive(session, inputs_rx, outlets, clock));
     BoardTask { inputs, outputs, driver }

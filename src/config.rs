@@ -16,6 +16,7 @@ pub use crate::accounts::Anonymous;
 use boardcast_core::{
     game::{Tempo, TimeControl},
     names,
+    pair::{DEFAULT_DIVERGE_AFTER, PairSettings},
     protocol::Protocol,
     protocol::dgt::display::ClockDisplayMode,
     publish::{render::Language, topics::BoardPath},
@@ -530,6 +531,12 @@ pub struct BoardConfig {
     /// The language its moves are announced in (default:
     /// `speech.language`).
     pub speech_language: Option<String>,
+    /// A visually impaired player's board (Laws appendix D): the name of
+    /// the board whose game it mirrors.
+    pub mirror_of: Option<String>,
+    /// With `mirror_of`: how long the two boards may show different
+    /// positions before `boards_diverge` (default 20 000).
+    pub diverge_after_ms: Option<u64>,
 }
 
 /// A board's settings, checked.
@@ -565,6 +572,23 @@ pub struct Board {
     pub calibration: Option<PathBuf>,
     /// The language its moves are announced in, if not `speech.language`.
     pub speech_language: Option<Language>,
+    /// Its part in a pair of boards for a visually impaired player, if any.
+    pub pair: Option<Pairing>,
+}
+
+/// A board's part in a pair (Laws appendix D): the game is played on the
+/// sighted player's board, and the visually impaired player's board
+/// mirrors it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// This board mirrors the game of board `game`: it is read and
+    /// recorded, but publishes no game of its own.
+    MirrorOf {
+        /// The game board's name.
+        game: String,
+    },
+    /// This board's game is mirrored; the two are compared.
+    Game(PairSettings),
 }
 
 /// How to find a board.
@@ -601,7 +625,95 @@ impl Config {
             let board = self.board(&BoardKeys(i), b, &boards)?;
             boards.push(board);
         }
+        self.pair_boards(&mut boards)?;
         Ok(boards)
+    }
+
+    /// Pairs each visually impaired player's board (`mirror_of`) with the
+    /// board the game is played on: that board exists, is not the mirror
+    /// itself, is no mirror, and is mirrored once.
+    fn pair_boards(&self, boards: &mut [Board]) -> Result<(), ConfigError> {
+        let mut pairs: Vec<(usize, usize, Duration)> = Vec::new();
+        for (i, b) in self.boards.iter().enumerate() {
+            let keys = BoardKeys(i);
+            let Some(game) = &b.mirror_of else {
+                if let Some(ms) = b.diverge_after_ms {
+                    return Err(error(
+                        keys.key("diverge_after_ms"),
+                        &ms.to_string(),
+                        "nothing on this board: it belongs with mirror_of, on the visually impaired player's board",
+                    ));
+                }
+                continue;
+            };
+            let value = quoted(game);
+            let key = keys.key("mirror_of");
+            if *game == b.name {
+                return Err(error(
+                    key,
+                    &value,
+                    "the name of another board: the sighted player's board, where the game is played (a board cannot mirror itself)",
+                ));
+            }
+            let Some(target) = self.boards.iter().position(|other| other.name == *game) else {
+                let names: Vec<String> =
+                    self.boards.iter().filter(|o| o.name != b.name).map(|o| quoted(&o.name)).collect();
+                let others = if names.is_empty() {
+                    "no other board is configured".to_owned()
+                } else {
+                    format!("the others are {}", names.join(", "))
+                };
+                return Err(error(
+                    key,
+                    &value,
+                    &format!(
+                        "the name of a configured board, the sighted player's board where the game is played: none is called {value} ({others})"
+                    ),
+                ));
+            };
+            if let Some(further) = &self.boards[target].mirror_of {
+                return Err(error(
+                    key,
+                    &value,
+                    &format!(
+                        "a board that is not itself a mirror: board {value} mirrors {}; name the board the game is played on",
+                        quoted(further)
+                    ),
+                ));
+            }
+            if let Some(&(other, _, _)) = pairs.iter().find(|&&(_, g, _)| g == target) {
+                return Err(error(
+                    key,
+                    &value,
+                    &format!(
+                        "a board no other board mirrors: board {} mirrors it already (one visually impaired player's board per game)",
+                        quoted(&self.boards[other].name)
+                    ),
+                ));
+            }
+            let diverge_after = match b.diverge_after_ms {
+                None => DEFAULT_DIVERGE_AFTER,
+                Some(ms) if (500..=600_000).contains(&ms) => Duration::from_millis(ms),
+                Some(ms) => {
+                    return Err(error(
+                        keys.key("diverge_after_ms"),
+                        &ms.to_string(),
+                        "500 to 600000 milliseconds: how long copying a move may take (docs/live-boards.md, \"Paired boards\")",
+                    ));
+                }
+            };
+            pairs.push((i, target, diverge_after));
+        }
+        for (mirror, game, diverge_after) in pairs {
+            let settings = PairSettings {
+                game_board: boards[game].name.clone(),
+                mirror_board: boards[mirror].name.clone(),
+                diverge_after,
+            };
+            boards[mirror].pair = Some(Pairing::MirrorOf { game: settings.game_board.clone() });
+            boards[game].pair = Some(Pairing::Game(settings));
+        }
+        Ok(())
     }
 
     /// Board `keys.0` of the file, checked against the boards before it.
@@ -645,6 +757,7 @@ impl Config {
                 .as_deref()
                 .map(|code| parse_language(&keys.key("speech_language"), code))
                 .transpose()?,
+            pair: None,
         })
     }
 
@@ -1451,6 +1564,57 @@ mod tests {
         assert!(got.contains("broadcast.time_control = \"ninety\": a PGN TimeControl"), "{got}");
         let distinct = board("a", "serial = \"3921\"") + &board("b", "serial = \"39210\"");
         assert_eq!(parse(&distinct).boards().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn paired_boards_name_the_game_board_once() {
+        let board = |name: &str, extra: &str| {
+            format!("[[boards]]\nname = \"{name}\"\nprotocol = \"dgt\"\nport = \"/dev/{name}\"\n{extra}\n")
+        };
+        let ok = board("b7", "") + &board("b7-vi", "mirror_of = \"b7\"\ndiverge_after_ms = 15000");
+        let boards = parse(&ok).boards().unwrap();
+        let settings = PairSettings {
+            game_board: "b7".into(),
+            mirror_board: "b7-vi".into(),
+            diverge_after: Duration::from_secs(15),
+        };
+        assert_eq!(boards[0].pair, Some(Pairing::Game(settings)));
+        assert_eq!(boards[1].pair, Some(Pairing::MirrorOf { game: "b7".into() }));
+        // The mirror may come first; the tolerance has a default.
+        let first = board("b7-vi", "mirror_of = \"b7\"") + &board("b7", "");
+        let boards = parse(&first).boards().unwrap();
+        assert!(
+            matches!(&boards[1].pair, Some(Pairing::Game(s)) if s.diverge_after == DEFAULT_DIVERGE_AFTER && s.mirror_board == "b7-vi")
+        );
+        for (text, message) in [
+            (
+                board("b7", "") + &board("vi", "mirror_of = \"b8\""),
+                "boards[1].mirror_of = \"b8\": the name of a configured board, the sighted player's board where the game is played: none is called \"b8\" (the others are \"b7\")",
+            ),
+            (
+                board("b7", "mirror_of = \"b7\""),
+                "boards[0].mirror_of = \"b7\": the name of another board: the sighted player's board, where the game is played (a board cannot mirror itself)",
+            ),
+            (
+                board("b7", "") + &board("vi", "mirror_of = \"b7\"") + &board("vi2", "mirror_of = \"b7\""),
+                "boards[2].mirror_of = \"b7\": a board no other board mirrors: board \"vi\" mirrors it already (one visually impaired player's board per game)",
+            ),
+            (
+                board("b7", "") + &board("vi", "mirror_of = \"b7\"") + &board("vi2", "mirror_of = \"vi\""),
+                "boards[2].mirror_of = \"vi\": a board that is not itself a mirror: board \"vi\" mirrors \"b7\"; name the board the game is played on",
+            ),
+            (
+                board("b7", "diverge_after_ms = 15000"),
+                "boards[0].diverge_after_ms = 15000: nothing on this board: it belongs with mirror_of",
+            ),
+            (
+                board("b7", "") + &board("vi", "mirror_of = \"b7\"\ndiverge_after_ms = 0"),
+                "boards[1].diverge_after_ms = 0: 500 to 600000 milliseconds",
+            ),
+        ] {
+            let got = parse(&text).boards().unwrap_err().to_string();
+            assert!(got.starts_with(message), "{got}\nwanted {message}");
+        }
     }
 
     #[test]

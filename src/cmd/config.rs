@@ -7,7 +7,7 @@ use std::{path::PathBuf, process::ExitCode};
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
 
-use boardcast::config::{DEFAULTS, FindBoard};
+use boardcast::config::{DEFAULTS, FindBoard, Pairing};
 
 use super::settings;
 
@@ -72,8 +72,21 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             FindBoard::Serial(serial) => format!("the board with serial number {serial}, wherever it is plugged in"),
         };
         let chess960 = if board.chess960 { ", Chess960" } else { "" };
+        let pair = match &board.pair {
+            None => String::new(),
+            Some(Pairing::MirrorOf { game }) => {
+                format!(
+                    "; mirrors the game of board {game} for a visually impaired player (publishes no game of its own)"
+                )
+            }
+            Some(Pairing::Game(pair)) => format!(
+                "; mirrored by board {} (boards_diverge when a move is not copied within {} s)",
+                pair.mirror_board,
+                pair.diverge_after.as_secs_f64()
+            ),
+        };
         outln!(
-            "board {}: {} {found}; White's clock display: {}{chess960}",
+            "board {}: {} {found}; White's clock display: {}{chess960}{pair}",
             board.name,
             board.protocol.name(),
             format!("{:?}", board.white_clock).to_lowercase()

@@ -23,6 +23,7 @@ use boardcast_core::{
     event::EventKind,
     game::GameRecord,
     operator::Command,
+    pair::{Line, LineWatch},
     protocol::link::LinkEvent,
     publish::{Item, board::BoardFeed},
     sensor::SensorEvent,
@@ -50,6 +51,9 @@ pub enum InputBody {
     Connected,
     /// The port closed.
     Disconnected,
+    /// The game of the board mirroring this one changed (paired boards,
+    /// Laws appendix D). Not recorded: it is the other board's capture's.
+    Mirror(Line),
     /// An operator command, and where its answer goes (if anywhere).
     Command {
         /// The command.
@@ -97,6 +101,9 @@ pub struct Outlets {
     /// commands) is recorded here before it is handed in, so that the
     /// capture holds exactly what the session saw, in that order.
     pub record: Option<mpsc::UnboundedSender<Record>>,
+    /// A board mirroring another's game: its game, each time it changed,
+    /// for the game board's session to compare.
+    pub mirror: Option<mpsc::UnboundedSender<Line>>,
 }
 
 /// Runs `session` until `inputs` closes, sending what it produces to
@@ -112,9 +119,11 @@ pub async fn drive(
     clock: SessionClock,
 ) -> BoardSession {
     let mut last = Timestamp::ZERO;
+    let mut line = LineWatch::default();
     // The feed says what the board is before anything happens (a board
     // that is never plugged in is still published as such).
     flush(&mut session, &mut outlets, last);
+    pass_line(&session, &outlets, &mut line);
     loop {
         let deadline = session.poll_timeout();
         let wake = deadline.map_or_else(far_future, |t| clock.instant_of(t));
@@ -152,6 +161,7 @@ pub async fn drive(
                     }
                     InputBody::Connected => session.handle_connected(input.t),
                     InputBody::Disconnected => session.handle_disconnected(input.t),
+                    InputBody::Mirror(line) => session.handle_mirror(input.t, line),
                 }
                 input.t
             }
@@ -163,6 +173,7 @@ pub async fn drive(
         };
         last = last.max(now);
         flush(&mut session, &mut outlets, now);
+        pass_line(&session, &outlets, &mut line);
     }
     session.advance_to(last);
     session.handle_end(last);
@@ -214,6 +225,15 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
     }
 }
 
+/// A mirror board's game, to the game board, when it changed.
+fn pass_line(session: &BoardSession, outlets: &Outlets, watch: &mut LineWatch) {
+    if let Some(mirror) = &outlets.mirror
+        && let Some(line) = watch.poll(session.reconstructor().game())
+    {
+        let _ = mirror.send(line);
+    }
+}
+
 /// Whether an event changes what a game's PGN says.
 fn changes_games(kind: &EventKind) -> bool {
     !matches!(
@@ -244,7 +264,7 @@ mod tests {
         let (inputs_tx, inputs_rx) = mpsc::channel(16);
         let (outputs, _outputs_rx) = mpsc::unbounded_channel();
         let (games, mut games_rx) = mpsc::unbounded_channel();
-        let outlets = Outlets { outputs, to_port: None, games: Some(games), feed: None, record: None };
+        let outlets = Outlets { outputs, to_port: None, games: Some(games), feed: None, record: None, mirror: None };
         let clock = SessionClock::start(1.0);
         let driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
         const COMMANDS: usize = 8000;

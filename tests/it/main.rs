@@ -5,6 +5,7 @@
 //!
 //! - [`live`], [`mixed_hall`], [`paths`], [`recovery`]: boards in a hall,
 //!   unplugged, replugged, a full disk, a restart;
+//! - [`paired`]: a visually impaired player's board mirroring a game;
 //! - [`mqtt`], [`commands`], [`operator`], [`security`], [`tls`]: the feed,
 //!   operator commands and who may do what;
 //! - [`displays`]: the pages in headless Chromium;
@@ -27,6 +28,7 @@ mod longday;
 mod mixed_hall;
 mod mqtt;
 mod operator;
+mod paired;
 mod paths;
 mod recovery;
 mod security;

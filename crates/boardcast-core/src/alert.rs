@@ -68,6 +68,11 @@ pub enum AlertKind {
     /// An occupancy-only board cannot tell which piece a pawn was promoted
     /// to; a queen was recorded and the operator should confirm.
     PromotionUnknown,
+    /// I13, D.2.9: a visually impaired player's board and the game board
+    /// have shown different positions for longer than copying a move takes.
+    BoardsDiverge,
+    /// I13, D.2.9: the two boards show the same position again.
+    BoardsAgree,
 }
 
 /// How much an alert matters.
@@ -82,7 +87,7 @@ pub enum Severity {
 
 impl AlertKind {
     /// Every kind, in the order of docs/alerts.md.
-    pub const ALL: [Self; 22] = [
+    pub const ALL: [Self; 24] = [
         Self::IllegalMove,
         Self::IllegalMoveStands,
         Self::PawnNotReplaced,
@@ -105,6 +110,8 @@ impl AlertKind {
         Self::ResultConflict,
         Self::GameWithoutResult,
         Self::PromotionUnknown,
+        Self::BoardsDiverge,
+        Self::BoardsAgree,
     ];
 
     /// The kind with this [`code`](Self::code), if any.
@@ -137,6 +144,7 @@ impl AlertKind {
             Self::ResultConflict => "result_conflict",
             Self::GameWithoutResult => "game_without_result",
             Self::PromotionUnknown => "promotion_unknown",
+            Self::BoardsDiverge | Self::BoardsAgree => "D.2.9",
         }
     }
 
@@ -165,15 +173,19 @@ impl AlertKind {
             Self::ResultConflict => "result_conflict",
             Self::GameWithoutResult => "game_without_result",
             Self::PromotionUnknown => "promotion_unknown",
+            Self::BoardsDiverge => "boards_diverge",
+            Self::BoardsAgree => "boards_agree",
         }
     }
 
     /// Whether the alert reports an irregularity or only informs.
     pub const fn severity(self) -> Severity {
         match self {
-            Self::ThreefoldRepetition | Self::FiftyMoves | Self::RotatedBoard | Self::GameWithoutResult => {
-                Severity::Info
-            }
+            Self::ThreefoldRepetition
+            | Self::FiftyMoves
+            | Self::RotatedBoard
+            | Self::GameWithoutResult
+            | Self::BoardsAgree => Severity::Info,
             _ => Severity::Irregularity,
         }
     }
@@ -229,6 +241,17 @@ pub enum Seen {
     },
     /// The clock.
     Clock(ClockReading),
+    /// What the two boards of a pair (appendix D) hold on a square where
+    /// they differ: the game board's reconstructed position, and the
+    /// mirror's.
+    Boards {
+        /// The square.
+        square: Square,
+        /// On the game board.
+        game: Cell,
+        /// On the visually impaired player's board.
+        mirror: Cell,
+    },
 }
 
 impl fmt::Display for Alert {
@@ -292,6 +315,12 @@ impl Evidence {
             Seen::Clock(ClockReading::BySide { left, right, running }) => serde_json::json!({
                 "t_us": t_us,
                 "clock": { "left_ms": left.ms, "right_ms": right.ms, "running": running.map(|s| s.name()) }
+            }),
+            Seen::Boards { square, game, mirror } => serde_json::json!({
+                "t_us": t_us,
+                "square": square.to_string(),
+                "game_board": game.letter().map(String::from),
+                "mirror": mirror.letter().map(String::from),
             }),
         }
     }

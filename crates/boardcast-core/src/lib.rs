@@ -17,7 +17,8 @@
 //! - [`reconstruct`]: sensor events to moves and arbiter [`alert`]s under
 //!   the FIDE Laws, with [`game`] records and PGN;
 //! - [`session`]: one board's decoder, reconstructor and clock together,
-//!   emitting [`event`]s; [`operator`] commands act on it;
+//!   emitting [`event`]s; [`operator`] commands act on it; [`pair`]
+//!   compares a game board with a visually impaired player's mirror board;
 //! - [`publish`]: events to MQTT topics and payloads, guards and the
 //!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites;
 //! - [`replay`]: a capture driven through a session in virtual time.
@@ -33,6 +34,7 @@ pub mod game;
 pub mod lichess;
 pub mod names;
 pub mod operator;
+pub mod pair;
 pub mod protocol;
 pub mod publish;
 pub mod reconstruct;

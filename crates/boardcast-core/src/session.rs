@@ -17,6 +17,7 @@ use crate::{
     capture::{CaptureHeader, Record, RecordBody},
     event::{BoardStatus, Event},
     game::MoveStatus,
+    pair::{Line, Pair, PairSettings},
     protocol::{
         BoardInfo, DecodeProblem, Decoded, Decoder, Lights, Protocol,
         dgt::{
@@ -119,6 +120,9 @@ pub struct BoardSession {
     /// The last move offered to the clock's display: its index in the game
     /// and when it was made (a new game starts again at index 0).
     clock_shown: Option<(usize, Timestamp)>,
+    /// The comparison with a visually impaired player's board mirroring
+    /// this board's game (appendix D), on the game board's session only.
+    pair: Option<Pair>,
     notices: VecDeque<Notice>,
 }
 
@@ -137,7 +141,33 @@ impl BoardSession {
             lights: LightsMode::default(),
             clock_display: ClockDisplayMode::default(),
             clock_shown: None,
+            pair: None,
             notices: VecDeque::new(),
+        }
+    }
+
+    /// Makes this the game board of a pair: its game is compared with the
+    /// mirror board's ([`BoardSession::handle_mirror`]), and `boards_diverge`
+    /// is raised in its game when they differ for too long.
+    pub fn pair_with_mirror(&mut self, settings: PairSettings) {
+        self.pair = Some(Pair::new(settings));
+    }
+
+    /// The mirror board's game changed (its [`Line`]).
+    pub fn handle_mirror(&mut self, now: Timestamp, line: Line) {
+        if let Some(pair) = &mut self.pair {
+            pair.handle_mirror(now, line);
+        }
+        self.follow_pair(now);
+    }
+
+    /// Hands this board's game to the pair's comparison and its alerts to
+    /// the game's events (after every input: cheap when nothing changed).
+    fn follow_pair(&mut self, now: Timestamp) {
+        let Some(pair) = &mut self.pair else { return };
+        pair.handle_game(now, self.reconstructor.game());
+        while let Some(alert) = pair.poll_alert() {
+            self.reconstructor.push_alert(now, alert);
         }
     }
 
@@ -315,6 +345,7 @@ impl BoardSession {
                 self.notices.push_back(Notice { t: now, kind: NoticeKind::Link(event) });
             }
         }
+        self.follow_pair(now);
     }
 
     /// An operator command; the answer says what it did, or why it could
@@ -339,6 +370,7 @@ impl BoardSession {
         let answer = self.reconstructor.handle_command(now, command);
         self.update_lights();
         self.update_clock_text(now);
+        self.follow_pair(now);
         answer
     }
 
@@ -348,6 +380,7 @@ impl BoardSession {
         self.update_lights();
         self.update_clock_text(now);
         self.pass_board_request(now);
+        self.follow_pair(now);
     }
 
     /// The reconstructor wants the whole board before it blames a player.
@@ -383,6 +416,10 @@ impl BoardSession {
                 self.notices.push_back(Notice { t: now, kind: NoticeKind::Link(event) });
             }
         }
+        if let Some(pair) = &mut self.pair {
+            pair.handle_timeout(now);
+        }
+        self.follow_pair(now);
     }
 
     /// The stream ended (end of a capture, board gone): a message cut off is
@@ -406,10 +443,8 @@ impl BoardSession {
     /// When to call [`BoardSession::handle_timeout`] next.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let link = self.link.as_ref().and_then(Link::poll_timeout);
-        match (self.reconstructor.poll_timeout(), link) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let pair = self.pair.as_ref().and_then(Pair::poll_timeout);
+        [self.reconstructor.poll_timeout(), link, pair].into_iter().flatten().min()
     }
 
     /// The next output: notices first, then game events.

@@ -2,16 +2,16 @@
 //! from its capture), the port, the driver (with the board's MQTT feed),
 //! the recorder, its PGN and its log lines.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, time::Duration};
 
 use tokio::sync::mpsc;
 use tracing::{Instrument, Span, error, info, warn};
 
 use boardcast::{
-    config::{Board, FindBoard},
+    config::{Board, FindBoard, Pairing},
     shell::{
         clock::SessionClock,
-        driver::{Outlets, drive},
+        driver::{Input, InputBody, Outlets, drive},
         port::{self, Locate, PortChannels, PortSettings},
         record,
         speech::{SpeakerSettings, speak, tap},
@@ -20,12 +20,13 @@ use boardcast::{
 use boardcast_core::{
     capture::{CaptureHeader, Record},
     game::GameRecord,
+    pair::Line,
     protocol::dgt::display::ClockDisplaySettings,
     publish::{announcer::Announcer, board::BoardFeed},
     session::{BoardSession, Output, setup_from_header},
 };
 
-use super::{BoardHandle, Shared, log::log_outputs, pgn::PgnUpdate, recover};
+use super::{BoardHandle, Boards, Shared, log::log_outputs, pgn::PgnUpdate, recover};
 
 /// How a board's session begins.
 struct Begun {
@@ -59,10 +60,17 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let (games_tx, mut games_rx) = mpsc::unbounded_channel::<Vec<GameRecord>>();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
 
+    // A visually impaired player's board mirroring another board's game
+    // (appendix D): read, recorded and compared, but the PGN and the feed
+    // are the game board's.
+    let mirror_of = match &board.pair {
+        Some(Pairing::MirrorOf { game }) => Some(game.clone()),
+        _ => None,
+    };
     // A resumed game's PGN is written, and its feed published again, before
     // the board speaks (subscribers drop what they already have by seq).
     let label = board.path.board.clone();
-    if !past.is_empty() {
+    if !past.is_empty() && mirror_of.is_none() {
         let _ = shared
             .pgn
             .send(PgnUpdate { board: label.clone(), games: session.reconstructor().games().cloned().collect() });
@@ -70,6 +78,9 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let feed = shared.feed.as_ref().map(|feed| {
         let mut board_feed =
             BoardFeed::new(feed.settings.clone(), &board.name, board.path.clone(), epoch_ms, &session_id);
+        if let Some(game) = &mirror_of {
+            board_feed.mirror_of(game);
+        }
         for output in &past {
             board_feed.handle_output(output, session.reconstructor());
         }
@@ -94,6 +105,11 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         .expect("not poisoned")
         .insert(board.name.clone(), BoardHandle { inputs: inputs_tx.clone(), clock });
     let recorder_for_driver = recorder.clone();
+    let mirror = mirror_of.as_ref().map(|game| {
+        let (lines_tx, lines_rx) = mpsc::unbounded_channel();
+        tokio::spawn(forward_mirror(game.clone(), shared.boards.clone(), lines_rx).instrument(Span::current()));
+        lines_tx
+    });
     let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder, events: events_tx };
     // The port stops on shutdown, or when this board's driver failed.
     let stop_port = shared.shutdown.child_token();
@@ -101,9 +117,10 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let outlets = Outlets {
         outputs: outputs_tx,
         to_port: Some(to_port_tx),
-        games: Some(games_tx),
+        games: mirror_of.is_none().then_some(games_tx),
         feed,
         record: recorder_for_driver,
+        mirror,
     };
     let mut driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
     let log = tokio::spawn(log_outputs(speech.outputs, events_rx, shared.reconnect_max).instrument(Span::current()));
@@ -134,7 +151,9 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let result = match driver_result {
         Ok(session) => {
             let _ = pgn_forward.await;
-            let _ = shared.pgn.send(PgnUpdate { board: label, games: session.into_games() });
+            if mirror_of.is_none() {
+                let _ = shared.pgn.send(PgnUpdate { board: label, games: session.into_games() });
+            }
             Ok(())
         }
         Err(failure) => {
@@ -166,6 +185,36 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         let _ = recorder.await;
     }
     result
+}
+
+/// Passes a mirror board's game to the session of the game board it
+/// mirrors, stamped with that board's session time. The game board's
+/// current run gets it: one started again (after a failure) is given the
+/// latest line at once, not only at the mirror's next move.
+async fn forward_mirror(game: String, boards: Boards, mut lines: mpsc::UnboundedReceiver<Line>) {
+    let mut latest: Option<Line> = None;
+    let mut delivered_to: Option<mpsc::Sender<Input>> = None;
+    let mut check = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        let fresh = tokio::select! {
+            line = lines.recv() => match line {
+                Some(line) => {
+                    latest = Some(line);
+                    true
+                }
+                None => break,
+            },
+            _ = check.tick() => false,
+        };
+        let Some(line) = &latest else { continue };
+        let Some(handle) = boards.lock().expect("not poisoned").get(&game).cloned() else { continue };
+        if fresh || !delivered_to.as_ref().is_some_and(|d| d.same_channel(&handle.inputs)) {
+            let input = Input { t: handle.clock.now(), body: InputBody::Mirror(line.clone()) };
+            if handle.inputs.send(input).await.is_ok() {
+                delivered_to = Some(handle.inputs);
+            }
+        }
+    }
 }
 
 /// The board's outputs as the log reads them, and its speaker if it speaks.
@@ -228,6 +277,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
                 let mut session = found.resumed.session;
                 session.set_lights(board.leds);
                 session.set_clock_display(clock_display(board));
+                pair(&mut session, board);
                 return Begun {
                     clock: SessionClock::resume_at(found.now, 1.0),
                     epoch_ms: found.started_ms,
@@ -254,6 +304,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
     }
     session.set_lights(board.leds);
     session.set_clock_display(clock_display(board));
+    pair(&mut session, board);
     let (recorder, recorder_task, session_id) = match start_recording(board, &header, shared).await {
         Some((tx, task, path)) => (Some(tx), Some(task), session_id(&path)),
         None => (None, None, format!("{}-{}", board.name, shared.file_stamp)),
@@ -266,6 +317,19 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
         past: Vec::new(),
         recorder,
         recorder_task,
+    }
+}
+
+/// A game board mirrored by a visually impaired player's board compares
+/// its game with the mirror's (`boards_diverge`).
+fn pair(session: &mut BoardSession, board: &Board) {
+    if let Some(Pairing::Game(settings)) = &board.pair {
+        info!(
+            "board {} mirrors this game: boards_diverge when a move is not copied within {} s",
+            settings.mirror_board,
+            settings.diverge_after.as_secs_f64()
+        );
+        session.pair_with_mirror(settings.clone());
     }
 }
 

@@ -143,10 +143,14 @@ struct Shared {
     feed: Option<FeedOutlet>,
     /// Announcing moves aloud, for the boards it names.
     speech: Option<Speech>,
-    /// The boards running now, for operator commands.
-    boards: Arc<Mutex<HashMap<String, BoardHandle>>>,
+    /// The boards running now, for operator commands and for a mirror
+    /// board's game to reach its game board.
+    boards: Boards,
     shutdown: CancellationToken,
 }
+
+/// The boards running now, by name.
+type Boards = Arc<Mutex<HashMap<String, BoardHandle>>>;
 
 /// How to reach a running board's session.
 #[derive(Clone)]

@@ -86,6 +86,10 @@ pub struct BoardFeed {
     state_dirty: bool,
     pgn_dirty: bool,
     board_status_dirty: bool,
+    /// A visually impaired player's board mirroring this game board's game
+    /// (Laws appendix D): only its connection and sync are published, in
+    /// its board status; the game is the game board's.
+    mirror_of: Option<String>,
     out: VecDeque<Item>,
 }
 
@@ -110,8 +114,20 @@ impl BoardFeed {
             state_dirty: true,
             pgn_dirty: false,
             board_status_dirty: false,
+            mirror_of: None,
             out: VecDeque::new(),
         }
+    }
+
+    /// Makes this the feed of a board mirroring `game_board`'s game: no
+    /// state, moves, PGN, clock, alerts or summary entry of its own (the
+    /// PGN and feed are the game's, once), only its board status, which
+    /// names the game board.
+    pub fn mirror_of(&mut self, game_board: &str) {
+        self.mirror_of = Some(game_board.to_owned());
+        self.state_dirty = false;
+        self.pgn_dirty = false;
+        self.board_status_dirty = true;
     }
 
     /// One output of the board's session; `games` is its reconstructor, for
@@ -125,6 +141,16 @@ impl BoardFeed {
 
     fn handle_event(&mut self, event: &Event, games: &Reconstructor) {
         self.last = Some((event.game, event.seq, event.t));
+        if self.mirror_of.is_some() {
+            let status = match &event.kind {
+                EventKind::GameStarted { .. } => BoardStatus::InSync,
+                EventKind::Status(status) => status.clone(),
+                _ => return,
+            };
+            self.status = status;
+            self.board_status_dirty = true;
+            return;
+        }
         let game = games.game_by_number(event.game);
         match &event.kind {
             EventKind::GameStarted { .. } => {
@@ -240,6 +266,10 @@ impl BoardFeed {
     /// the round summary's entry and the board's status.
     pub fn flush(&mut self, games: &Reconstructor) {
         let t = self.last.map_or(Timestamp::ZERO, |(_, _, t)| t);
+        if self.mirror_of.is_some() {
+            self.state_dirty = false;
+            self.pgn_dirty = false;
+        }
         if self.state_dirty {
             self.state_dirty = false;
             let game = games.game();
@@ -272,6 +302,7 @@ impl BoardFeed {
             payload.insert("sync".into(), json!(self.status.name()));
             payload.insert("firmware".into(), json!(self.firmware));
             payload.insert("battery_percent".into(), json!(self.battery));
+            payload.insert("mirror_of".into(), json!(self.mirror_of));
             let topic = self.settings.topics.board_status(&key);
             self.out.push_back(Item::Publish(Publication {
                 topic,

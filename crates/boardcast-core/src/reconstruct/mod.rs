@@ -557,6 +557,12 @@ impl Reconstructor {
         self.events.push_back(Event { game, seq: self.seq, t, kind });
     }
 
+    /// Queues an alert raised outside the reconstructor (the comparison of
+    /// paired boards), as an event of the current game with its own seq.
+    pub(crate) fn push_alert(&mut self, t: Timestamp, alert: Alert) {
+        self.emit(t, EventKind::Alert(Box::new(alert)));
+    }
+
     /// Queues an alert.
     #[allow(clippy::too_many_arguments)]
     fn alert(

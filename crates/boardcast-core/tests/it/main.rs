@@ -12,7 +12,8 @@
 //! - [`properties`]: decoders and the reconstructor under any input;
 //! - [`pgn`]: PGN as written, and read back as the games written;
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set;
-//! - [`clock_display`]: a DGT 3000 showing moves, byte for byte.
+//! - [`clock_display`]: a DGT 3000 showing moves, byte for byte;
+//! - [`pair`]: a visually impaired player's board mirroring the game board.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
 
@@ -24,6 +25,7 @@ mod clock_display;
 mod corpus;
 mod dead;
 mod millennium;
+mod pair;
 mod pgn;
 mod properties;
 mod real_captures;

@@ -289,7 +289,9 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
     let config = hall.config(&["idle"]);
     let dir = config.parent().unwrap().to_path_buf();
     let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
-    let Some(broker) = crate::support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else { return };
+    let Some(mut broker) = crate::support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else {
+        return;
+    };
     let ws = broker.ws_port.unwrap();
     // What the daemon publishes for a real board recording with an amended
     // move (1. … 18. Re1 made, then Raf1 instead), from `replay --mqtt`;
@@ -480,8 +482,43 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
              return li && [li.querySelector('.san').textContent, li.classList.contains('provisional')]"
         ),
     );
-    let made = feed[remade_state]["payload"]["last_move"]["status"] == "made";
-    assert_eq!(shown, json!([remade, made]));
+    let remade_made = feed[remade_state]["payload"]["last_move"]["status"] == "made";
+    assert_eq!(shown, json!([remade, remade_made]));
+
+    // A late duplicate (an older state of the same daemon run) is dropped;
+    // a state from a restarted daemon (a new `boot`) replaces what is shown
+    // even with a lower `seq`; after the broker restarts the page
+    // reconnects and follows the feed again.
+    let state_topic = feed[remade_state]["topic"].as_str().unwrap().to_owned();
+    let send = |payload: &Value| {
+        runtime.block_on(client.publish(&state_topic, rumqttc::QoS::AtLeastOnce, true, payload.to_string())).unwrap();
+    };
+    let last_ply = "return document.querySelector('#moves li:last-child')?.dataset.ply";
+    send(&feed[made]["payload"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(browser.run(last_ply), taken.to_string(), "an older state of the same run is not shown");
+    let mut restarted = feed[made]["payload"].clone();
+    restarted["boot"] = json!("replay-restarted");
+    send(&restarted);
+    browser.wait_for(Duration::from_secs(10), &format!("{} == '{ply}'", last_ply.trim_end_matches(';')));
+    broker.restart();
+    let mut later = feed[remade_state]["payload"].clone();
+    later["boot"] = json!("replay-restarted");
+    later["seq"] = json!(restarted["seq"].as_u64().unwrap() + 1);
+    // The publisher reconnects in the background; send until it has.
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        send(&later);
+        let shown = browser.run(&format!(
+            "return document.getElementById('link').dataset.state == 'connected' && {} == '{taken}'",
+            last_ply.trim_start_matches("return ")
+        ));
+        if shown == true {
+            break;
+        }
+        assert!(Instant::now() < end, "the page came back after the broker restarted");
+        std::thread::sleep(Duration::from_millis(500));
+    }
 
     // The console: an alert with its article and board, and a notice of
     // the bridge (the daemon's words when lichess refused a game).

@@ -33,6 +33,7 @@ pub mod game;
 pub mod lichess;
 pub mod names;
 pub mod operator;
+pub mod pairings;
 pub mod protocol;
 pub mod publish;
 pub mod reconstruct;

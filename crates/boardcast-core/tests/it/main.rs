@@ -24,6 +24,7 @@ mod clock_display;
 mod corpus;
 mod dead;
 mod millennium;
+mod pairings;
 mod pgn;
 mod properties;
 mod real_captures;

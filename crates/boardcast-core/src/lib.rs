@@ -19,7 +19,8 @@
 //! - [`session`]: one board's decoder, reconstructor and clock together,
 //!   emitting [`event`]s; [`operator`] commands act on it;
 //! - [`publish`]: events to MQTT topics and payloads, guards and the
-//!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites;
+//!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites,
+//!   with the players from a round's [`pairings`];
 //! - [`replay`]: a capture driven through a session in virtual time.
 //!
 //! Its dependencies are shakmaty, serde and a few small pure crates; CI

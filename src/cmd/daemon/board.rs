@@ -88,11 +88,14 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
 
     let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
     // Operator commands reach the board's session through its inputs.
-    shared
-        .boards
-        .lock()
-        .expect("not poisoned")
-        .insert(board.name.clone(), BoardHandle { inputs: inputs_tx.clone(), clock });
+    shared.boards.lock().expect("not poisoned").insert(
+        board.name.clone(),
+        BoardHandle {
+            inputs: inputs_tx.clone(),
+            clock,
+            number: boardcast_core::pairings::board_number(&board.path.board),
+        },
+    );
     let recorder_for_driver = recorder.clone();
     let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder, events: events_tx };
     // The port stops on shutdown, or when this board's driver failed.

@@ -12,7 +12,9 @@
 //! - [`properties`]: decoders and the reconstructor under any input;
 //! - [`pgn`]: PGN as written, and read back as the games written;
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set;
-//! - [`clock_display`]: a DGT 3000 showing moves, byte for byte.
+//! - [`clock_display`]: a DGT 3000 showing moves, byte for byte;
+//! - [`pairings`]: a real round's tournament report and a CSV, read into
+//!   every board's tags.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
 

@@ -181,12 +181,12 @@ impl Action {
 }
 
 /// Each board number's tags from the pairings file for `round`.
-fn pairings_of(file: &std::path::Path, round: &str) -> anyhow::Result<BTreeMap<u32, BTreeMap<String, String>>> {
+fn pairings_of(file: &std::path::Path, round: &str) -> anyhow::Result<BTreeMap<String, BTreeMap<String, String>>> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading the pairings {}", file.display()))?;
     let pairings = Pairings::parse(&text)
         .and_then(|p| p.round(round))
         .with_context(|| format!("reading the pairings {}", file.display()))?;
-    Ok(pairings.iter().map(|p| (p.board, p.tags())).collect())
+    Ok(pairings.iter().map(|p| (p.board.to_string(), p.tags())).collect())
 }
 
 pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {

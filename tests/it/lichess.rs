@@ -429,10 +429,7 @@ fn next_round_with_pairings_names_the_players_moves_the_pushes_on_and_pushes_the
     let text = std::fs::read_to_string(report()).unwrap();
     let round_2 = boardcast_core::pairings::Pairings::parse(&text).unwrap().round("2").unwrap();
     let (first, second) = (round_2[0].tags(), round_2[1].tags());
-    assert!(
-        said.contains(&format!("board-1: ")) && said.contains(&format!("{} - {}", first["White"], first["Black"])),
-        "{said}"
-    );
+    assert!(said.contains("board-1: ") && said.contains(&format!("{} - {}", first["White"], first["Black"])), "{said}");
     assert!(said.contains(&format!("{} - {}", second["White"], second["Black"])), "{said}");
     assert!(said.contains("no board here for the pairings of board(s) 3, 4, 5"), "{said}");
 
@@ -463,6 +460,12 @@ fn next_round_with_pairings_names_the_players_moves_the_pushes_on_and_pushes_the
     let last = pushes.iter().rfind(|p| p.path == format!("/api/broadcast/round/{ROUND_2_ID}/push"));
     let last = last.unwrap_or_else(|| panic!("round 2 was pushed: {pushes:#?}\n{}", hall.log()));
     assert_eq!(board_game(&last.body, "board-1").as_ref(), Some(&expected), "{}", hall.log());
+    let earlier: Vec<&Push> =
+        pushes.iter().filter(|p| p.path == last.path && p.at < last.at && p.status == 200).collect();
+    assert!(
+        earlier.iter().all(|p| board_game(&p.body, "board-1").as_ref() != Some(&expected)),
+        "before the stop the interval held the end of the game back: {earlier:#?}"
+    );
     assert!(last.body.contains(&format!("[WhiteFideId \"{}\"]", first["WhiteFideId"])), "{}", last.body);
     // Nothing of round 2 went to round 1's id.
     for push in pushes.iter().filter(|p| p.path.contains(ROUND_ID)) {

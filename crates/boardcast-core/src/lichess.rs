@@ -197,9 +197,10 @@ impl Pusher {
 
     /// At shutdown, the last chance to send: the push of the round waiting
     /// longest with changes not yet sent, whatever the interval and a
-    /// back-off say. `None` when every round is sent or a push is under way.
+    /// back-off say. `None` when every round is sent, a push is under way,
+    /// or lichess refused the token (it would refuse it again).
     pub fn poll_final_request(&mut self) -> Option<PushRequest> {
-        if self.in_flight.is_some() {
+        if self.in_flight.is_some() || self.token_refused {
             return None;
         }
         let (id, state) = self.rounds.iter_mut().filter(|(_, r)| r.dirty).min_by_key(|(_, r)| r.last_sent)?;

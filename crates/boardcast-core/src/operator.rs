@@ -66,6 +66,9 @@ pub enum CommandError {
     /// More boards' pairings in one `next_round` than allowed.
     #[error("pairings for {0} boards in one command; at most {MAX_PAIRINGS}")]
     TooManyPairings(usize),
+    /// A key of `pairings` that is not a board number.
+    #[error("{0:?} is not a board number (1, 2, …) in the pairings")]
+    NotABoardNumber(String),
     /// A tag name that is not a PGN tag name.
     #[error("the tag name {0:?} is not a PGN tag name (letters, digits and _ only)")]
     TagName(String),
@@ -154,11 +157,11 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         tags: BTreeMap<String, String>,
         /// A round's pairings for every board (a request for board `*`):
-        /// board number → its tags. The daemon gives each of its boards the
+        /// board number (as text, JSON object keys being text) → its tags. The daemon gives each of its boards the
         /// tags of its number as `tags` (docs/delivery.md, "Pairings");
         /// a board's session never sees this.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        pairings: BTreeMap<u32, BTreeMap<String, String>>,
+        pairings: BTreeMap<String, BTreeMap<String, String>>,
     },
     /// The game's result, by resignation, agreement or forfeit (what no
     /// board shows).
@@ -292,7 +295,13 @@ impl Command {
                     return Err(CommandError::TooManyPairings(pairings.len()));
                 }
                 check_tags(tags, &text)?;
-                pairings.values().try_for_each(|tags| check_tags(tags, &text))
+                for (board, tags) in pairings {
+                    if board_key(board).is_none() {
+                        return Err(CommandError::NotABoardNumber(board.clone()));
+                    }
+                    check_tags(tags, &text)?;
+                }
+                Ok(())
             }
             Self::SetResult { result, .. } => text("the result", result, MAX_NAME_CHARS),
             Self::Promote { piece } => text("the piece", piece, MAX_NAME_CHARS),
@@ -308,6 +317,11 @@ impl Command {
             Self::NewGame | Self::TakeBack | Self::Flip | Self::AcknowledgeAlert { .. } => Ok(()),
         }
     }
+}
+
+/// The board number a key of `next_round`'s `pairings` names.
+pub fn board_key(key: &str) -> Option<u32> {
+    key.parse().ok().filter(|n| *n > 0)
 }
 
 /// Whether tags keep within the bounds: their number, their names (PGN
@@ -407,5 +421,12 @@ mod tests {
         assert!(refused(json!({"command": "moves", "san": vec!["e4"; 601]})).contains("601 moves"));
         assert!(Command::from_json(tags("White", &"a".repeat(1024))).is_ok());
         assert!(Command::from_json(tags("White", "")).is_ok(), "an empty value removes a tag");
+        let paired = json!({"command": "next_round", "round": "2", "pairings": {"1": {"White": "A", "WhiteElo": ""}}});
+        let paired = Command::from_json(paired).unwrap();
+        assert_eq!(Command::from_json(paired.to_json()).unwrap(), paired, "pairings go through JSON unchanged");
+        let not_a_board = json!({"command": "next_round", "round": "2", "pairings": {"top": {"White": "A"}}});
+        assert!(refused(not_a_board).contains("\"top\" is not a board number"));
+        let bad_tag = json!({"command": "next_round", "round": "2", "pairings": {"1": {"White": "A\nB"}}});
+        assert!(refused(bad_tag).contains("line break"));
     }
 }

@@ -18,7 +18,7 @@ use boardcast::shell::{
     mqtt::commands::Heard,
 };
 use boardcast_core::{
-    operator::Command,
+    operator::{Command, board_key},
     publish::{
         Item,
         commands::{EVERY_BOARD, Request, reply},
@@ -102,6 +102,9 @@ async fn next_round(boards: &Boards, board: &str, command: Command) -> Result<St
     let Command::NextRound { round, tags, pairings } = command else {
         return Err("not next_round".into());
     };
+    // Checked when the request was read: every key is a board number.
+    let pairings: BTreeMap<u32, BTreeMap<String, String>> =
+        pairings.into_iter().filter_map(|(board, tags)| Some((board_key(&board)?, tags))).collect();
     let mut targets: Vec<(String, BoardHandle)> = {
         let running = boards.lock().expect("not poisoned");
         if board == EVERY_BOARD {

@@ -55,8 +55,13 @@ pub(super) fn parse(text: &str) -> Result<Vec<(Option<String>, Pairing)>, Pairin
         return Err(PairingsError::Unknown);
     };
     let separator = [',', ';', '\t'].into_iter().max_by_key(|s| header.matches(*s).count()).unwrap_or(',');
+    let names = fields(header, separator);
+    if !names.iter().any(|name| column(name).is_some()) {
+        // Not a header at all: not a pairings CSV.
+        return Err(PairingsError::Unknown);
+    }
     let mut index: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for (i, name) in fields(header, separator).iter().enumerate() {
+    for (i, name) in names.iter().enumerate() {
         let Some(known) = column(name) else {
             return Err(PairingsError::Field {
                 line: header_line,
@@ -106,7 +111,7 @@ pub(super) fn parse(text: &str) -> Result<Vec<(Option<String>, Pairing)>, Pairin
             }
             let fed_column = format!("{colour}_fed");
             let federation = get(&fed_column);
-            if !federation.is_empty() && !(federation.len() == 3 && federation.chars().all(|c| c.is_ascii_alphabetic()))
+            if !federation.is_empty() && (federation.len() != 3 || !federation.chars().all(|c| c.is_ascii_alphabetic()))
             {
                 return Err(bad(&fed_column, "three letters (NOR), or empty"));
             }

@@ -132,7 +132,7 @@ impl Tournament {
         }
         let before = |p: &TrfPlayer| -> u32 { p.rounds.iter().take(n - 1).map(|e| e.half_points()).sum() };
         pairs.sort_by_key(|(white, black)| {
-            let (w, b) = (before(*white), before(*black));
+            let (w, b) = (before(white), before(black));
             (Reverse(w.max(b)), Reverse(w + b), white.start_rank.min(black.start_rank))
         });
         Ok(pairs
@@ -207,7 +207,7 @@ fn player_line(number: usize, line: &str) -> Result<TrfPlayer, PairingsError> {
         .and_then(|r| u16::try_from(r).ok())
         .filter(|r| *r > 0);
     let federation = columns(54, 56);
-    if !federation.is_empty() && !(federation.len() == 3 && federation.chars().all(|c| c.is_ascii_alphabetic())) {
+    if !federation.is_empty() && (federation.len() != 3 || !federation.chars().all(|c| c.is_ascii_alphabetic())) {
         return Err(bad("federation", 54, 56, "three letters (NOR), or blank"));
     }
     let fide_id =

@@ -10,7 +10,8 @@ const CSV: &str = include_str!("../../../../tests/fixtures/pairings/wgp-kazan-20
 
 /// Round 4 as TWIC published it (`Round "4.<board>"`): White, Elo, title,
 /// FIDE id, then Black's.
-const ROUND_4: [(&str, u16, &str, u64, &str, u16, &str, u64); 16] = [
+type Board = (&'static str, u16, &'static str, u64, &'static str, u16, &'static str, u64);
+const ROUND_4: [Board; 16] = [
     ("Kovanova,B", 2391, "WGM", 4164083, "Girya,O", 2414, "WGM", 4195752),
     ("Iljushina,O", 2354, "WGM", 4152280, "Ubiennykh,E", 2336, "WIM", 4137582),
     ("Romanko,M", 2420, "IM", 4149351, "Timofeeva,Ekaterina", 2273, "WIM", 4193172),

@@ -17,6 +17,7 @@ use boardcast_core::{
     game::{Tempo, TimeControl},
     names,
     pair::{DEFAULT_DIVERGE_AFTER, PairSettings},
+    pairings::{Pairings, board_number},
     protocol::Protocol,
     protocol::dgt::display::ClockDisplayMode,
     publish::{render::Language, topics::BoardPath},
@@ -265,6 +266,8 @@ pub struct BroadcastConfig {
     pub time_control: String,
     pub rules: String,
     pub supervised: bool,
+    #[serde(default)]
+    pub pairings: PathBuf,
 }
 
 /// `[mqtt]`: see `config/default.toml` for each key.
@@ -600,6 +603,11 @@ pub enum FindBoard {
     Serial(String),
 }
 
+/// A board's tag, or `""`.
+fn tag_of(board: &Board, name: &str) -> String {
+    board.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default()
+}
+
 /// A configuration value that is not accepted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{key} = {value}: {accepted}")]
@@ -823,6 +831,56 @@ impl Config {
                 "\"standard\", \"rapid\", \"blitz\", or \"\" to take it from the time control",
             )),
         }
+    }
+
+    /// Gives each board the players of the `[broadcast] pairings` file's
+    /// pairing for its round and number (docs/delivery.md, "Pairings"):
+    /// White, Black and their Elo, title, FIDE id and federation, in place
+    /// of its `white` and `black`. A board without a pairing keeps its own.
+    /// Says which pairings no board has (`"round 3 board 17"`).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, does not parse (the error has the line and
+    /// field), has no pairings for a board's round, or two boards stand for
+    /// one board number of a round.
+    pub fn apply_pairings(&self, boards: &mut [Board]) -> Result<Vec<String>, ConfigError> {
+        let file = &self.broadcast.pairings;
+        if file.as_os_str().is_empty() {
+            return Ok(Vec::new());
+        }
+        let refused = |why: String| error("broadcast.pairings".into(), &quoted(&file.display().to_string()), &why);
+        let text = std::fs::read_to_string(file).map_err(|e| refused(format!("a readable pairings file ({e})")))?;
+        let pairings = Pairings::parse(&text).map_err(|e| refused(format!("a pairings file (TRF16 or CSV): {e}")))?;
+        let mut unplaced = Vec::new();
+        let mut rounds: Vec<String> = boards.iter().map(|b| tag_of(b, "Round")).collect();
+        rounds.sort();
+        rounds.dedup();
+        for round in rounds {
+            let of_round = pairings.round(&round).map_err(|e| refused(e.to_string()))?;
+            for pairing in of_round {
+                let mut matching = boards
+                    .iter_mut()
+                    .filter(|b| tag_of(b, "Round") == round && board_number(&b.path.board) == Some(pairing.board));
+                let Some(board) = matching.next() else {
+                    unplaced.push(format!("round {round} board {}", pairing.board));
+                    continue;
+                };
+                if let Some(other) = matching.next() {
+                    return Err(refused(format!(
+                        "boards whose labels end in different numbers: {} and {} both stand for board {} of round {round}",
+                        board.name, other.name, pairing.board
+                    )));
+                }
+                for (name, value) in pairing.tags() {
+                    board.tags.retain(|(k, _)| *k != name);
+                    if !value.is_empty() {
+                        board.tags.push((name, value));
+                    }
+                }
+            }
+        }
+        Ok(unplaced)
     }
 
     /// The PGN tags the board's games start with.
@@ -1669,6 +1727,42 @@ mod tests {
             let error = board(protocol, extra).boards().unwrap_err().to_string();
             assert!(error.starts_with(message), "{error}");
         }
+    }
+
+    #[test]
+    fn broadcast_pairings_give_boards_their_players_and_a_bad_file_is_refused_with_its_line() {
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pairings/ch-rus-hl-w-2012-round4.trf");
+        let mut config = parse(
+            "[[boards]]\nname = \"board-1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\nwhite = \"Someone\"\n\
+             [[boards]]\nname = \"top\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\nwhite = \"Kept\"\n",
+        );
+        config.broadcast.round = "4".into();
+        config.broadcast.pairings = fixture.into();
+        let mut boards = config.boards().unwrap();
+        let unplaced = config.apply_pairings(&mut boards).unwrap();
+        let tag = |b: &Board, name: &str| b.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        assert_eq!(tag(&boards[0], "White").as_deref(), Some("Kovanova,B"));
+        assert_eq!(tag(&boards[0], "BlackFideId").as_deref(), Some("4195752"));
+        assert_eq!(tag(&boards[0], "WhiteFed"), None, "an empty field sets no tag");
+        assert_eq!(tag(&boards[1], "White").as_deref(), Some("Kept"), "a board without a number keeps its players");
+        assert_eq!(unplaced.len(), 15);
+        assert_eq!(unplaced[0], "round 4 board 2");
+
+        let dir = std::env::temp_dir().join(format!("boardcast-config-pairings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.trf");
+        let text = std::fs::read_to_string(fixture).unwrap().replacen("2447", "24x7", 1);
+        std::fs::write(&bad, text).unwrap();
+        config.broadcast.pairings = bad.clone();
+        let error = config.apply_pairings(&mut boards).unwrap_err().to_string();
+        assert!(error.starts_with("broadcast.pairings = \""), "{error}");
+        assert!(error.contains("line 7: rating (columns 49-52) \"24x7\""), "{error}");
+        config.broadcast.pairings = fixture.into();
+        config.broadcast.round = "9".into();
+        let mut boards = config.boards().unwrap();
+        let error = config.apply_pairings(&mut boards).unwrap_err().to_string();
+        assert!(error.contains("no pairings for round \"9\" (rounds 1 to 4)"), "{error}");
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

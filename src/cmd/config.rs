@@ -49,7 +49,8 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let sources = loaded.sources.join(", then ");
     let in_sources = |e: boardcast::config::ConfigError| anyhow!("{e} (configuration read from {sources})");
     let config = &loaded.config;
-    let boards = config.boards().map_err(in_sources)?;
+    let mut boards = config.boards().map_err(in_sources)?;
+    let unplaced = config.apply_pairings(&mut boards).map_err(in_sources)?;
     let reconstruction = config.reconstructor().map_err(in_sources)?;
     config.link().map_err(in_sources)?;
     let lichess = config.lichess().map_err(in_sources)?;
@@ -173,6 +174,17 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 lichess.interval.as_millis(),
                 lichess.token_file.display()
             );
+        }
+    }
+    if !config.broadcast.pairings.as_os_str().is_empty() {
+        let tag = |board: &boardcast::config::Board, name: &str| {
+            board.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_else(|| "?".into())
+        };
+        let players: Vec<String> =
+            boards.iter().map(|b| format!("{}: {} - {}", b.name, tag(b, "White"), tag(b, "Black"))).collect();
+        outln!("pairings from {}: {}", config.broadcast.pairings.display(), players.join("; "));
+        for unplaced in &unplaced {
+            outln!("pairings: WARNING: no board here for the pairing of {unplaced}");
         }
     }
     match &speech {

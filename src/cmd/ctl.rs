@@ -2,7 +2,7 @@
 //! broker (the same requests a control panel sends; docs/operator.md),
 //! signed with the operator key the daemon made.
 
-use std::{path::PathBuf, process::ExitCode, time::Duration};
+use std::{collections::BTreeMap, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand};
@@ -15,9 +15,10 @@ use boardcast::{
 };
 use boardcast_core::{
     operator::{Command, Reason},
+    pairings::Pairings,
     publish::{
-        commands::{commands_topic, replies_topic},
-        guard::{request_json, seal},
+        commands::{EVERY_BOARD, commands_topic, replies_topic},
+        guard::{MAX_COMMAND_BYTES, request_json, seal},
         topics::Topics,
     },
 };
@@ -61,8 +62,9 @@ pub(crate) struct CtlArgs {
     /// How long to wait for the answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     timeout_s: u64,
-    /// The board's name.
-    board: String,
+    /// The board's name. Without it, `next-round` goes to every board of
+    /// the daemon (the other commands need a board).
+    board: Option<String>,
     #[command(subcommand)]
     action: Action,
 }
@@ -73,9 +75,17 @@ enum Action {
     /// board waits for the next game.
     NewGame,
     /// The board's next games are round ROUND; the game on it is closed.
+    /// Without a board, every board's.
     NextRound {
         /// The round, e.g. 4.
         round: String,
+        /// The round's pairings, read here: a FIDE tournament report
+        /// (TRF16, as Swiss-Manager exports it) or a CSV with board, white
+        /// and black columns (docs/delivery.md, "Pairings"). Each board gets
+        /// the players of the pairing of its number: White, Black, their
+        /// Elo, title, FIDE id and federation.
+        #[arg(long, value_name = "FILE")]
+        pairings: Option<PathBuf>,
     },
     /// Enters the result: 1-0, 0-1 or 1/2-1/2.
     Result {
@@ -143,7 +153,13 @@ impl Action {
     fn command(self) -> anyhow::Result<Command> {
         Ok(match self {
             Self::NewGame => Command::NewGame,
-            Self::NextRound { round } => Command::NextRound { round },
+            Self::NextRound { round, pairings } => {
+                let pairings = match pairings {
+                    None => Default::default(),
+                    Some(file) => pairings_of(&file, &round)?,
+                };
+                Command::NextRound { round, tags: Default::default(), pairings }
+            }
             Self::Result { result, reason } => {
                 let reason: Reason = serde_json::from_value(json!(reason))
                     .map_err(|_| anyhow!("--reason {reason}: resignation, agreement, forfeit or arbiter"))?;
@@ -162,6 +178,15 @@ impl Action {
             Self::ClockText { text } => Command::ClockText { text },
         })
     }
+}
+
+/// Each board number's tags from the pairings file for `round`.
+fn pairings_of(file: &std::path::Path, round: &str) -> anyhow::Result<BTreeMap<String, BTreeMap<String, String>>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading the pairings {}", file.display()))?;
+    let pairings = Pairings::parse(&text)
+        .and_then(|p| p.round(round))
+        .with_context(|| format!("reading the pairings {}", file.display()))?;
+    Ok(pairings.iter().map(|p| (p.board.to_string(), p.tags())).collect())
 }
 
 pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
@@ -207,12 +232,23 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
     });
     let topics = Topics::new(&mqtt.root, &bridge);
     let credentials = login(&args, &mqtt)?;
+    let board = match (&args.board, &args.action) {
+        (Some(board), _) => board.clone(),
+        (None, Action::NextRound { .. }) => EVERY_BOARD.to_owned(),
+        (None, _) => bail!("name the board: only next-round goes to every board"),
+    };
     let command = args.action.command()?;
     let key_file = args.key_file.clone().unwrap_or_else(|| loaded.config.operator.key_file.clone());
     let key = boardcast::shell::key::load(&key_file)
         .context("signing the command (on another machine than the daemon's, copy its key file and give --key-file)")?;
     let id = format!("ctl-{}-{}", std::process::id(), now_ms());
-    let request = seal(&key, &request_json(&id, &args.board, now_ms(), &command));
+    let request = seal(&key, &request_json(&id, &board, now_ms(), &command));
+    if request.len() > MAX_COMMAND_BYTES {
+        bail!(
+            "the command is {} bytes, more than the {MAX_COMMAND_BYTES} the daemon takes: split the pairings file (by board) and send each part with next-round",
+            request.len()
+        );
+    }
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the event loop")?;
     let options = connect_options(&broker, &id, credentials.as_ref(), Duration::from_secs(5));

@@ -64,11 +64,18 @@ pub struct PushSettings {
 /// The longest a push may take.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long the daemon's stop waits for the last pushes of rounds with
+/// changes not yet sent.
+const FINAL_PUSHES: Duration = Duration::from_secs(5);
+
 /// The most of an answer read (lichess answers a few KiB).
 const ANSWER_LIMIT: usize = 1 << 20;
 
 /// Pushes until `changes` closes. A change is a lichess round id and its
 /// games (one PGN each, in board order); what happens goes to `events`.
+/// When `changes` closes (the daemon stops), rounds with changes not yet
+/// sent are pushed once more, whatever the interval, within
+/// [`FINAL_PUSHES`].
 pub async fn run(
     settings: PushSettings,
     mut token: Token,
@@ -106,19 +113,47 @@ pub async fn run(
         tokio::select! {
             change = changes.recv() => match change {
                 Some((round, games)) => pusher.handle_change(now(), &round, &games),
-                None => return,
+                None => {
+                    let last = async {
+                        if let Some(flight) = in_flight.take() {
+                            settle(&mut pusher, now(), flight.await);
+                        }
+                        // Each round once: a failure now is not tried again.
+                        let mut tried = std::collections::HashSet::new();
+                        while let Some(request) = pusher.poll_final_request() {
+                            if !tried.insert(request.round.clone()) {
+                                break;
+                            }
+                            let answer = push(client.clone(), settings.url.clone(), token.clone(), request).await;
+                            settle(&mut pusher, now(), answer);
+                        }
+                    };
+                    if tokio::time::timeout(FINAL_PUSHES, last).await.is_err() {
+                        tracing::warn!(
+                            "lichess: the last pushes did not end within {} s of the stop; the rounds' latest games may not be on lichess (the PGN files have them)",
+                            FINAL_PUSHES.as_secs()
+                        );
+                    }
+                    while let Some(event) = pusher.poll_event() {
+                        let _ = events.send(event);
+                    }
+                    return;
+                }
             },
             answer = async { in_flight.as_mut().expect("guarded").await }, if in_flight.is_some() => {
                 in_flight = None;
-                match answer {
-                    Answer::Status { status, retry_after, body } => {
-                        pusher.handle_response(now(), status, retry_after, &body);
-                    }
-                    Answer::Failed(why) => pusher.handle_failure(now(), &why),
-                }
+                settle(&mut pusher, now(), answer);
             }
             () = sleep_until(deadline), if deadline.is_some() => {}
         }
+    }
+}
+
+/// Gives the pusher what came of its push.
+fn settle(pusher: &mut Pusher, now: Timestamp, answer: Answer) {
+    match answer {
+        Answer::Status { status, retry_after, body } => pusher.handle_response(now, status, retry_after, &body),
+        Answer::Failed(why) => pusher.handle_failure(now, &why),
     }
 }
 

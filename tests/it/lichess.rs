@@ -386,3 +386,89 @@ fn pgn_is_served_over_http_as_the_files_have_it_with_etags() {
     assert_eq!(get(&address, "/pgn/../boardcast.toml", None).0, 400);
     stop(&mut daemon);
 }
+
+/// The second round's lichess id.
+const ROUND_2_ID: &str = "ghijKL34";
+
+/// The round's tournament report (tests/fixtures/pairings/SOURCE.md).
+fn report() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pairings/ch-rus-hl-w-2012-round4.trf")
+}
+
+#[test]
+fn next_round_with_pairings_names_the_players_moves_the_pushes_on_and_pushes_the_rest_at_the_stop() {
+    let hall = Hall::new("lichess-pairings");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let lichess = FakeLichess::start(&runtime, &[], None);
+    let mqtt_port = free_port();
+    let token_file = hall.dir.join("lichess.token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    // A push a minute at most: what the game does after the first push of
+    // round 2 only reaches lichess through the last push at the stop.
+    let extra = format!(
+        "[mqtt]\nbridge_id = \"hall\"\nusername = \"op\"\npassword_file = \"{dir}/op.password\"\n\
+         [mqtt.embedded]\nlisten = \"127.0.0.1:{mqtt_port}\"\nws_listen = \"\"\nanonymous = \"live\"\n\
+         [lichess]\nurl = \"{url}\"\ntoken_file = \"{token}\"\ninterval_ms = 60000\n\
+         [lichess.rounds]\n\"1\" = \"{ROUND_ID}\"\n\"2\" = \"{ROUND_2_ID}\"\n",
+        dir = hall.dir.display(),
+        url = lichess.url(),
+        token = token_file.display()
+    );
+    let config = hall.config_with_mqtt(&["board-1", "board-2"], &extra);
+    let operator = hall.account("op", "operator");
+    std::fs::write(hall.dir.join("op.password"), format!("{operator}\n")).unwrap();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(mqtt_port, Duration::from_secs(10)), "{}", hall.log());
+    let subscriber = Subscriber::start(&runtime, mqtt_port, "boardcast/v1/#", "watcher");
+    assert!(subscriber.wait_subscribed(Duration::from_secs(30)));
+
+    // Every board goes to round 2 with the report's pairings: board-1 and
+    // board-2 get boards 1 and 2; the other 14 pairings have no board here.
+    let (code, said) = hall.ctl(&["next-round", "2", "--pairings", report().to_str().unwrap()]);
+    assert_eq!(code, 0, "{said}\n{}", hall.log());
+    let text = std::fs::read_to_string(report()).unwrap();
+    let round_2 = boardcast_core::pairings::Pairings::parse(&text).unwrap().round("2").unwrap();
+    let (first, second) = (round_2[0].tags(), round_2[1].tags());
+    assert!(said.contains("board-1: ") && said.contains(&format!("{} - {}", first["White"], first["Black"])), "{said}");
+    assert!(said.contains(&format!("{} - {}", second["White"], second["Black"])), "{said}");
+    assert!(said.contains("no board here for the pairings of board(s) 3, 4, 5"), "{said}");
+
+    // A game on board-1, in round 2 with its players.
+    let capture = hall.synth_capture(GAMES, 0, "board-1");
+    let mut board = hall.simulate(&capture, "board-1", &[]);
+    assert!(wait(&mut board, Duration::from_secs(180)), "the simulated game ended");
+    let white_on_mqtt = |r: &[crate::support::mqtt::Received]| {
+        r.iter()
+            .rfind(|m| m.topic == "boardcast/v1/live/event/2/board-1/state")
+            .is_some_and(|m| m.json["white"] == first["White"].as_str() && m.json["black"] == first["Black"].as_str())
+    };
+    assert!(subscriber.wait_for(Duration::from_secs(10), white_on_mqtt), "the players on MQTT, round 2");
+    let pgn = std::fs::read_to_string(hall.dir.join("pgn/event/round-2/game-board-1.pgn")).unwrap();
+    for (name, value) in &first {
+        if value.is_empty() {
+            assert!(!pgn.contains(&format!("[{name} ")), "{name} is not set: {pgn}");
+        } else {
+            assert!(pgn.contains(&format!("[{name} \"{value}\"]")), "[{name} \"{value}\"] in {pgn}");
+        }
+    }
+    assert!(pgn.contains("[Round \"2\"]"), "{pgn}");
+
+    // The stop pushes what the interval held back: the whole game.
+    stop(&mut daemon);
+    let pushes = lichess.pushes();
+    let expected = game_san(GAMES, 0);
+    let last = pushes.iter().rfind(|p| p.path == format!("/api/broadcast/round/{ROUND_2_ID}/push"));
+    let last = last.unwrap_or_else(|| panic!("round 2 was pushed: {pushes:#?}\n{}", hall.log()));
+    assert_eq!(board_game(&last.body, "board-1").as_ref(), Some(&expected), "{}", hall.log());
+    let earlier: Vec<&Push> =
+        pushes.iter().filter(|p| p.path == last.path && p.at < last.at && p.status == 200).collect();
+    assert!(
+        earlier.iter().all(|p| board_game(&p.body, "board-1").as_ref() != Some(&expected)),
+        "before the stop the interval held the end of the game back: {earlier:#?}"
+    );
+    assert!(last.body.contains(&format!("[WhiteFideId \"{}\"]", first["WhiteFideId"])), "{}", last.body);
+    // Nothing of round 2 went to round 1's id.
+    for push in pushes.iter().filter(|p| p.path.contains(ROUND_ID)) {
+        assert!(!push.body.contains("[Round \"2\"]") && !push.body.contains(first["White"].as_str()), "{push:#?}");
+    }
+}

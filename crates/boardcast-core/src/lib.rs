@@ -20,7 +20,8 @@
 //!   emitting [`event`]s; [`operator`] commands act on it; [`pair`]
 //!   compares a game board with a visually impaired player's mirror board;
 //! - [`publish`]: events to MQTT topics and payloads, guards and the
-//!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites;
+//!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites,
+//!   with the players from a round's [`pairings`];
 //! - [`replay`]: a capture driven through a session in virtual time.
 //!
 //! Its dependencies are shakmaty, serde and a few small pure crates; CI
@@ -35,6 +36,7 @@ pub mod lichess;
 pub mod names;
 pub mod operator;
 pub mod pair;
+pub mod pairings;
 pub mod protocol;
 pub mod publish;
 pub mod reconstruct;

@@ -195,6 +195,20 @@ impl Pusher {
         Some(PushRequest { round: id.clone(), body: state.body.clone() })
     }
 
+    /// At shutdown, the last chance to send: the push of the round waiting
+    /// longest with changes not yet sent, whatever the interval and a
+    /// back-off say. `None` when every round is sent, a push is under way,
+    /// or lichess refused the token (it would refuse it again).
+    pub fn poll_final_request(&mut self) -> Option<PushRequest> {
+        if self.in_flight.is_some() || self.token_refused {
+            return None;
+        }
+        let (id, state) = self.rounds.iter_mut().filter(|(_, r)| r.dirty).min_by_key(|(_, r)| r.last_sent)?;
+        state.dirty = false;
+        self.in_flight = Some(id.clone());
+        Some(PushRequest { round: id.clone(), body: state.body.clone() })
+    }
+
     /// lichess answered the push under way with `status`, `retry_after`
     /// (its `Retry-After` header, in seconds, if any) and `body`.
     pub fn handle_response(&mut self, now: Timestamp, status: u16, retry_after: Option<Duration>, body: &str) {
@@ -353,6 +367,35 @@ mod tests {
 
     fn events(pusher: &mut Pusher) -> Vec<PushEvent> {
         std::iter::from_fn(|| pusher.poll_event()).collect()
+    }
+
+    #[test]
+    fn at_the_stop_every_round_with_unsent_changes_goes_once_whatever_the_interval() {
+        let mut pusher = Pusher::new(60 * SECOND);
+        pusher.handle_change(at(0), "aaaaaaaa", &games(1, "1. e4"));
+        let first = pusher.poll_request(at(0)).unwrap();
+        pusher.handle_response(at(100), 200, None, &ok_body(1));
+        assert_eq!(first.round, "aaaaaaaa");
+        pusher.handle_change(at(1000), "aaaaaaaa", &games(1, "1. e4 e5"));
+        pusher.handle_change(at(1000), "bbbbbbbb", &games(1, "1. d4"));
+        pusher.poll_request(at(1000)).unwrap();
+        pusher.handle_failure(at(1100), "no connection");
+        // The interval holds round a back, the back-off round b.
+        assert_eq!(pusher.poll_request(at(1200)), None);
+        let mut sent = Vec::new();
+        while let Some(request) = pusher.poll_final_request() {
+            assert_eq!(pusher.poll_final_request(), None, "one at a time");
+            pusher.handle_response(at(1300), 200, None, &ok_body(1));
+            sent.push((request.round, request.body));
+        }
+        sent.sort();
+        assert_eq!(
+            sent,
+            [
+                ("aaaaaaaa".to_owned(), games(1, "1. e4 e5").concat()),
+                ("bbbbbbbb".to_owned(), games(1, "1. d4").concat())
+            ]
+        );
     }
 
     #[test]

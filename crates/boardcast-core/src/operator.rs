@@ -27,6 +27,8 @@ pub(crate) const MAX_NAME_CHARS: usize = 64;
 pub(crate) const MAX_TAG_VALUE_CHARS: usize = 1024;
 /// The longest FEN.
 pub(crate) const MAX_FEN_CHARS: usize = 128;
+/// Boards one `next_round` names pairings for at most.
+pub(crate) const MAX_PAIRINGS: usize = 1000;
 /// Moves one `moves` command enters at most.
 pub(crate) const MAX_MOVES: usize = 600;
 
@@ -61,6 +63,12 @@ pub enum CommandError {
     /// More tags in one `set_tags` command than allowed.
     #[error("{0} tags in one command; at most {MAX_TAGS}")]
     TooManyTags(usize),
+    /// More boards' pairings in one `next_round` than allowed.
+    #[error("pairings for {0} boards in one command; at most {MAX_PAIRINGS}")]
+    TooManyPairings(usize),
+    /// A key of `pairings` that is not a board number.
+    #[error("{0:?} is not a board number (1, 2, …) in the pairings")]
+    NotABoardNumber(String),
     /// A tag name that is not a PGN tag name.
     #[error("the tag name {0:?} is not a PGN tag name (letters, digits and _ only)")]
     TagName(String),
@@ -144,6 +152,16 @@ pub enum Command {
     NextRound {
         /// The round, e.g. `"4"`.
         round: String,
+        /// Tags of the board's next games, set with the round: the round's
+        /// players from its pairings (an empty value removes a tag).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        tags: BTreeMap<String, String>,
+        /// A round's pairings for every board (a request for board `*`):
+        /// board number (as text, JSON object keys being text) → its tags. The daemon gives each of its boards the
+        /// tags of its number as `tags` (docs/delivery.md, "Pairings");
+        /// a board's session never sees this.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        pairings: BTreeMap<String, BTreeMap<String, String>>,
     },
     /// The game's result, by resignation, agreement or forfeit (what no
     /// board shows).
@@ -271,7 +289,20 @@ impl Command {
             }
         };
         match self {
-            Self::NextRound { round } => text("the round", round, MAX_NAME_CHARS),
+            Self::NextRound { round, tags, pairings } => {
+                text("the round", round, MAX_NAME_CHARS)?;
+                if pairings.len() > MAX_PAIRINGS {
+                    return Err(CommandError::TooManyPairings(pairings.len()));
+                }
+                check_tags(tags, &text)?;
+                for (board, tags) in pairings {
+                    if board_key(board).is_none() {
+                        return Err(CommandError::NotABoardNumber(board.clone()));
+                    }
+                    check_tags(tags, &text)?;
+                }
+                Ok(())
+            }
             Self::SetResult { result, .. } => text("the result", result, MAX_NAME_CHARS),
             Self::Promote { piece } => text("the piece", piece, MAX_NAME_CHARS),
             Self::SetPosition { fen } => text("the FEN", fen, MAX_FEN_CHARS),
@@ -282,29 +313,50 @@ impl Command {
                 }
                 san.iter().try_for_each(|m| text("a move", m, MAX_NAME_CHARS))
             }
-            Self::SetTags { tags } => {
-                if tags.len() > MAX_TAGS {
-                    return Err(CommandError::TooManyTags(tags.len()));
-                }
-                for (name, value) in tags {
-                    text("a tag name", name, MAX_NAME_CHARS)?;
-                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                        return Err(CommandError::TagName(name.clone()));
-                    }
-                    text(&format!("the value of tag {name}"), value, MAX_TAG_VALUE_CHARS)?;
-                }
-                Ok(())
-            }
+            Self::SetTags { tags } => check_tags(tags, &text),
             Self::NewGame | Self::TakeBack | Self::Flip | Self::AcknowledgeAlert { .. } => Ok(()),
         }
     }
+}
+
+/// The board number a key of `next_round`'s `pairings` names.
+pub fn board_key(key: &str) -> Option<u32> {
+    key.parse().ok().filter(|n| *n > 0)
+}
+
+/// Whether tags keep within the bounds: their number, their names (PGN
+/// tag names), their values; `text` checks a text's length and characters.
+fn check_tags(
+    tags: &BTreeMap<String, String>,
+    text: &impl Fn(&str, &str, usize) -> Result<(), CommandError>,
+) -> Result<(), CommandError> {
+    if tags.len() > MAX_TAGS {
+        return Err(CommandError::TooManyTags(tags.len()));
+    }
+    for (name, value) in tags {
+        text("a tag name", name, MAX_NAME_CHARS)?;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(CommandError::TagName(name.clone()));
+        }
+        text(&format!("the value of tag {name}"), value, MAX_TAG_VALUE_CHARS)?;
+    }
+    Ok(())
 }
 
 impl std::fmt::Display for Command {
     /// `set_result 1-0 (resignation)`, for logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::NextRound { round } => write!(f, "next_round {round}"),
+            Self::NextRound { round, tags, pairings } => {
+                write!(f, "next_round {round}")?;
+                if !pairings.is_empty() {
+                    write!(f, " with the pairings of {} boards", pairings.len())?;
+                }
+                if let (Some(white), Some(black)) = (tags.get("White"), tags.get("Black")) {
+                    write!(f, ": {white} - {black}")?;
+                }
+                Ok(())
+            }
             Self::SetResult { result, reason } => write!(f, "set_result {result} ({reason:?})"),
             Self::Moves { san } => write!(f, "moves {}", san.join(" ")),
             Self::Promote { piece } => write!(f, "promote {piece}"),
@@ -369,5 +421,12 @@ mod tests {
         assert!(refused(json!({"command": "moves", "san": vec!["e4"; 601]})).contains("601 moves"));
         assert!(Command::from_json(tags("White", &"a".repeat(1024))).is_ok());
         assert!(Command::from_json(tags("White", "")).is_ok(), "an empty value removes a tag");
+        let paired = json!({"command": "next_round", "round": "2", "pairings": {"1": {"White": "A", "WhiteElo": ""}}});
+        let paired = Command::from_json(paired).unwrap();
+        assert_eq!(Command::from_json(paired.to_json()).unwrap(), paired, "pairings go through JSON unchanged");
+        let not_a_board = json!({"command": "next_round", "round": "2", "pairings": {"top": {"White": "A"}}});
+        assert!(refused(not_a_board).contains("\"top\" is not a board number"));
+        let bad_tag = json!({"command": "next_round", "round": "2", "pairings": {"1": {"White": "A\nB"}}});
+        assert!(refused(bad_tag).contains("line break"));
     }
 }

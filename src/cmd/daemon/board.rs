@@ -99,11 +99,14 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
 
     let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
     // Operator commands reach the board's session through its inputs.
-    shared
-        .boards
-        .lock()
-        .expect("not poisoned")
-        .insert(board.name.clone(), BoardHandle { inputs: inputs_tx.clone(), clock });
+    shared.boards.lock().expect("not poisoned").insert(
+        board.name.clone(),
+        BoardHandle {
+            inputs: inputs_tx.clone(),
+            clock,
+            number: boardcast_core::pairings::board_number(&board.path.board),
+        },
+    );
     let recorder_for_driver = recorder.clone();
     let mirror = mirror_of.as_ref().map(|game| {
         let (lines_tx, lines_rx) = mpsc::unbounded_channel();

@@ -72,7 +72,10 @@ impl Plan {
     /// The plan for a configuration read from `sources`.
     pub(crate) fn from_config(config: &Config, sources: &str) -> anyhow::Result<Self> {
         let in_sources = |e: ConfigError| anyhow!("{e} (configuration read from {sources})");
-        let boards = config.boards().map_err(in_sources)?;
+        let mut boards = config.boards().map_err(in_sources)?;
+        for unplaced in config.apply_pairings(&mut boards).map_err(in_sources)? {
+            tracing::warn!("broadcast.pairings: no board here for the pairing of {unplaced}");
+        }
         if boards.is_empty() {
             bail!(
                 "no boards configured (read from {sources}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one"
@@ -158,6 +161,9 @@ struct BoardHandle {
     inputs: mpsc::Sender<Input>,
     /// The board's session time (a resumed board has its own).
     clock: SessionClock,
+    /// The pairings' board number it stands for: the number its label
+    /// ends with (docs/delivery.md, "Pairings").
+    number: Option<u32>,
 }
 
 /// Where boards send their feed items.

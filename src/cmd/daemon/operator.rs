@@ -5,7 +5,7 @@
 //! which are also logged.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
     sync::{Arc, Mutex},
     time::{Duration, SystemTime},
 };
@@ -17,11 +17,14 @@ use boardcast::shell::{
     driver::{Input, InputBody},
     mqtt::commands::Heard,
 };
-use boardcast_core::publish::{
-    Item,
-    commands::{Request, reply},
-    guard::Refusal,
-    topics::Topics,
+use boardcast_core::{
+    operator::{Command, board_key},
+    publish::{
+        Item,
+        commands::{EVERY_BOARD, Request, reply},
+        guard::Refusal,
+        topics::Topics,
+    },
 };
 
 use super::BoardHandle;
@@ -40,31 +43,17 @@ pub(super) async fn route(
                 (id, board, Err(reason))
             }
             Ok(Request { id, board, command }) => {
-                let handle = boards.lock().expect("not poisoned").get(&board).cloned();
-                let answer = match handle {
-                    None => {
-                        let mut names: Vec<String> = boards.lock().expect("not poisoned").keys().cloned().collect();
-                        names.sort();
-                        Err(format!("no board called {board:?} is running here (boards: {})", names.join(", ")))
-                    }
-                    Some(handle) => {
-                        let described = command.to_string();
-                        let (tx, rx) = oneshot::channel();
-                        let input =
-                            Input { t: handle.clock.now(), body: InputBody::Command { command, reply: Some(tx) } };
-                        let answer = if handle.inputs.send(input).await.is_err() {
-                            Err(format!("board {board:?} is stopping"))
-                        } else {
-                            match tokio::time::timeout(Duration::from_secs(10), rx).await {
-                                Ok(Ok(answer)) => answer,
-                                _ => Err(format!("board {board:?} did not answer")),
-                            }
-                        };
-                        match &answer {
-                            Ok(message) => info!("{board}: {described}: {message}"),
-                            Err(message) => warn!("{board}: {described} refused: {message}"),
-                        }
-                        answer
+                let to_boards = board == EVERY_BOARD
+                    || matches!(&command, Command::NextRound { pairings, .. } if !pairings.is_empty());
+                let answer = if to_boards && matches!(command, Command::NextRound { .. }) {
+                    next_round(&boards, &board, command).await
+                } else if board == EVERY_BOARD {
+                    Err(format!("only next_round goes to every board ({EVERY_BOARD:?}); name the board"))
+                } else {
+                    let handle = boards.lock().expect("not poisoned").get(&board).cloned();
+                    match handle {
+                        None => Err(no_such_board(&boards, &board)),
+                        Some(handle) => ask(&handle, &board, command).await,
                     }
                 };
                 (id, board, answer)
@@ -73,4 +62,98 @@ pub(super) async fn route(
         let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
         let _ = items.send(Item::Publish(reply(&topics, &id, &board, &answer, now)));
     }
+}
+
+/// Boards by name.
+type Boards = Arc<Mutex<HashMap<String, BoardHandle>>>;
+
+/// The refusal for a board that is not running here, naming those that are.
+fn no_such_board(boards: &Boards, board: &str) -> String {
+    let mut names: Vec<String> = boards.lock().expect("not poisoned").keys().cloned().collect();
+    names.sort();
+    format!("no board called {board:?} is running here (boards: {})", names.join(", "))
+}
+
+/// Gives one board its command and waits for its answer (logged).
+async fn ask(handle: &BoardHandle, board: &str, command: Command) -> Result<String, String> {
+    let described = command.to_string();
+    let (tx, rx) = oneshot::channel();
+    let input = Input { t: handle.clock.now(), body: InputBody::Command { command, reply: Some(tx) } };
+    let answer = if handle.inputs.send(input).await.is_err() {
+        Err(format!("board {board:?} is stopping"))
+    } else {
+        match tokio::time::timeout(Duration::from_secs(10), rx).await {
+            Ok(Ok(answer)) => answer,
+            _ => Err(format!("board {board:?} did not answer")),
+        }
+    };
+    match &answer {
+        Ok(message) => info!("{board}: {described}: {message}"),
+        Err(message) => warn!("{board}: {described} refused: {message}"),
+    }
+    answer
+}
+
+/// `next_round` for every board (`board` is [`EVERY_BOARD`]) or one, with
+/// a round's pairings: each board gets the tags of the pairing of its
+/// number (docs/delivery.md, "Pairings"); a board without one keeps its
+/// players. A pairing no board here has is told in the answer and logged.
+async fn next_round(boards: &Boards, board: &str, command: Command) -> Result<String, String> {
+    let Command::NextRound { round, tags, pairings } = command else {
+        return Err("not next_round".into());
+    };
+    // Checked when the request was read: every key is a board number.
+    let pairings: BTreeMap<u32, BTreeMap<String, String>> =
+        pairings.into_iter().filter_map(|(board, tags)| Some((board_key(&board)?, tags))).collect();
+    let mut targets: Vec<(String, BoardHandle)> = {
+        let running = boards.lock().expect("not poisoned");
+        if board == EVERY_BOARD {
+            running.iter().map(|(name, handle)| (name.clone(), handle.clone())).collect()
+        } else {
+            match running.get(board) {
+                Some(handle) => vec![(board.to_owned(), handle.clone())],
+                None => {
+                    drop(running);
+                    return Err(no_such_board(boards, board));
+                }
+            }
+        }
+    };
+    targets.sort_by_key(|(name, handle)| (handle.number, name.clone()));
+    let mut numbered: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
+    for (name, handle) in &targets {
+        if let Some(number) = handle.number {
+            numbered.entry(number).or_default().push(name);
+        }
+    }
+    if let Some((number, names)) = numbered.iter().find(|(n, names)| names.len() > 1 && pairings.contains_key(*n)) {
+        return Err(format!(
+            "boards {} all stand for board {number} (their labels end in {number}); nothing changed: give them labels with different numbers",
+            names.join(", ")
+        ));
+    }
+    let unplaced: Vec<String> =
+        pairings.keys().filter(|n| !numbered.contains_key(*n)).map(ToString::to_string).collect();
+    let mut said = Vec::new();
+    let mut all_ok = true;
+    for (name, handle) in &targets {
+        let mut board_tags = tags.clone();
+        if let Some(paired) = handle.number.and_then(|n| pairings.get(&n)) {
+            board_tags.extend(paired.clone());
+        }
+        let command = Command::NextRound { round: round.clone(), tags: board_tags, pairings: BTreeMap::new() };
+        match ask(handle, name, command).await {
+            Ok(message) => said.push(format!("{name}: {message}")),
+            Err(message) => {
+                all_ok = false;
+                said.push(format!("{name}: refused: {message}"));
+            }
+        }
+    }
+    if !unplaced.is_empty() {
+        warn!("round {round}: no board here for the pairings of board(s) {}", unplaced.join(", "));
+        said.push(format!("no board here for the pairings of board(s) {}", unplaced.join(", ")));
+    }
+    let message = said.join("; ");
+    if all_ok { Ok(message) } else { Err(message) }
 }

@@ -16,6 +16,10 @@ use serde_json::{Map, Value, json};
 use super::{Publication, Qos, topics::Topics};
 use crate::operator::Command;
 
+/// The board name of a request for every board of the bridge (only
+/// `next_round` goes to every board).
+pub const EVERY_BOARD: &str = "*";
+
 /// A request for a board.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {

@@ -26,16 +26,24 @@ impl Reconstructor {
     pub fn handle_command(&mut self, now: Timestamp, command: &Command) -> Result<String, CommandError> {
         match command {
             Command::NewGame => Ok(self.close_game(now)),
-            Command::NextRound { round } => {
+            Command::NextRound { round, tags, .. } => {
                 let round = round.trim();
                 if round.is_empty() {
                     return Err(CommandError::EmptyRound);
                 }
+                check_tag_names(tags)?;
                 let closed = self.close_game(now);
                 self.set_setup_tag("Round", round);
-                let tags = self.setup.tags.clone();
-                self.emit(now, EventKind::TagsChanged(tags));
-                Ok(format!("{closed}; the board's next games are round {round}"))
+                for (name, value) in tags {
+                    self.set_setup_tag(name, value);
+                }
+                let now_tags = self.setup.tags.clone();
+                self.emit(now, EventKind::TagsChanged(now_tags));
+                let players = match (tags.get("White"), tags.get("Black")) {
+                    (Some(white), Some(black)) => format!(": {white} - {black}"),
+                    _ => String::new(),
+                };
+                Ok(format!("{closed}; the board's next games are round {round}{players}"))
             }
             Command::SetResult { result, reason } => self.set_result(now, result, *reason),
             Command::TakeBack => self.take_back(now),
@@ -309,14 +317,7 @@ impl Reconstructor {
         now: Timestamp,
         tags: &std::collections::BTreeMap<String, String>,
     ) -> Result<String, CommandError> {
-        for name in tags.keys() {
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(CommandError::TagName(name.clone()));
-            }
-            if KEPT_TAGS.contains(&name.as_str()) {
-                return Err(CommandError::KeptTag(name.clone()));
-            }
-        }
+        check_tag_names(tags)?;
         for (name, value) in tags {
             self.set_setup_tag(name, value);
             if let Some(play) = self.play.as_mut() {
@@ -333,6 +334,19 @@ impl Reconstructor {
     fn set_setup_tag(&mut self, name: &str, value: &str) {
         set_tag(&mut self.setup.tags, name, value);
     }
+}
+
+/// Whether every tag may be set: a PGN tag name, not one the daemon keeps.
+fn check_tag_names(tags: &std::collections::BTreeMap<String, String>) -> Result<(), CommandError> {
+    for name in tags.keys() {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(CommandError::TagName(name.clone()));
+        }
+        if KEPT_TAGS.contains(&name.as_str()) {
+            return Err(CommandError::KeptTag(name.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// The piece named in a `promotion` command.

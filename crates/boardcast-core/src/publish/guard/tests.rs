@@ -145,7 +145,11 @@ fn any_command() -> impl Strategy<Value = Command> {
     prop_oneof![
         Just(Command::TakeBack),
         Just(Command::Flip),
-        "[0-9]{1,3}".prop_map(|round| Command::NextRound { round }),
+        "[0-9]{1,3}".prop_map(|round| Command::NextRound {
+            round,
+            tags: Default::default(),
+            pairings: Default::default()
+        }),
         ("[A-Za-z]{1,8}", "[ -~]{0,30}").prop_map(|(k, v)| Command::SetTags { tags: [(k, v)].into_iter().collect() }),
         prop::collection::vec("[a-hNBRQK][1-8x]{1,3}", 1..5).prop_map(|san| Command::Moves { san }),
     ]

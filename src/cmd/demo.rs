@@ -317,7 +317,7 @@ fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
     outln!("demo: watch the feed with:");
     outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/live/#' -v", ready.root);
     outln!("demo: a display needs only the round summary:");
-    outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/public/demo/1/summary'", ready.root);
+    outln!("    mosquitto_sub -h 127.0.0.1 -p {port} -t '{}/v1/public/demo/1/summary/#'", ready.root);
     outln!("demo: PGN files are in {}", pgn_dir.display());
     if let Some(dir) = pgn_dir.parent() {
         outln!("demo: the configuration it runs is {} (a start for your own)", dir.join("boardcast.toml").display());

@@ -6,6 +6,7 @@
 //! - [`live`], [`mixed_hall`], [`paths`], [`recovery`]: boards in a hall,
 //!   unplugged, replugged, a full disk, a restart;
 //! - [`paired`]: a visually impaired player's board mirroring a game;
+//! - [`bridges`]: several bridges on one feed through a bridged Mosquitto;
 //! - [`mqtt`], [`commands`], [`operator`], [`security`], [`tls`]: the feed,
 //!   operator commands and who may do what;
 //! - [`displays`]: the pages in headless Chromium;
@@ -18,6 +19,7 @@
 mod support;
 
 mod alert_quality;
+mod bridges;
 mod calibrate;
 mod cli;
 mod commands;

@@ -121,7 +121,7 @@ fn a_game_reaches_subscribers_once_by_seq_with_retained_state_alerts_on_live_onl
     let late = Subscriber::start_ws(&runtime, ws, "boardcast/v1/#", "late-display");
     let whole = |r: &[Received]| {
         ["state", "pgn", "clock"].iter().all(|t| r.iter().any(|m| m.topic == topic("public", t)))
-            && r.iter().any(|m| m.topic == "boardcast/v1/public/Test-Open/3/summary")
+            && r.iter().any(|m| m.topic == "boardcast/v1/public/Test-Open/3/summary/test-bridge")
     };
     assert!(late.wait_for(Duration::from_secs(10), whole), "retained topics: {:?}", late.received());
     stop(&mut daemon);
@@ -149,7 +149,7 @@ fn a_game_reaches_subscribers_once_by_seq_with_retained_state_alerts_on_live_onl
     assert_eq!(states, ["awaiting_start", "in_sync", "out_of_sync", "in_sync", "awaiting_start"], "{log}");
     let summaries: Vec<&serde_json::Value> = received
         .iter()
-        .filter(|r| r.topic == "boardcast/v1/live/Test-Open/3/summary")
+        .filter(|r| r.topic == "boardcast/v1/live/Test-Open/3/summary/test-bridge")
         .filter_map(|r| r.json["boards"].as_array()?.first())
         .collect();
     let playing = |v: &serde_json::Value| v["result"] == "*" && v["ply"].as_u64().is_some_and(|p| p > 0);

@@ -52,16 +52,27 @@ impl Mosquitto {
     /// Mosquitto fails the test, so that "no broker" never passes as "no
     /// loss".
     pub fn start(dir: &Path, persistent: bool) -> Option<Self> {
-        Self::start_with(dir, persistent, None)
+        Self::start_with(dir, persistent, None, "")
     }
 
     /// Like [`Mosquitto::start`] (not persistent), with a second listener
     /// speaking MQTT over WebSocket on a free port, as browsers do.
     pub fn start_with_websockets(dir: &Path) -> Option<Self> {
-        Self::start_with(dir, false, Some(free_port()))
+        Self::start_with(dir, false, Some(free_port()), "")
     }
 
-    fn start_with(dir: &Path, persistent: bool, ws_port: Option<u16>) -> Option<Self> {
+    /// Like [`Mosquitto::start_with_websockets`], bridged from the broker
+    /// on `upstream` as docs/service.md sets up a display-side replica:
+    /// everything under `boardcast/v1/` comes in at QoS 1.
+    pub fn start_bridged(dir: &Path, upstream: u16) -> Option<Self> {
+        let bridge = format!(
+            "connection hall-feed\naddress 127.0.0.1:{upstream}\ntopic boardcast/v1/# in 1\n\
+             cleansession true\nrestart_timeout 1 5\n"
+        );
+        Self::start_with(dir, false, Some(free_port()), &bridge)
+    }
+
+    fn start_with(dir: &Path, persistent: bool, ws_port: Option<u16>, extra: &str) -> Option<Self> {
         let binary = mosquitto_binary();
         if Command::new(&binary).arg("-h").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
             let why = format!(
@@ -86,6 +97,7 @@ impl Mosquitto {
         } else {
             text.push_str("persistence false\n");
         }
+        text.push_str(extra);
         std::fs::write(&config, text).unwrap();
         let mut broker = Self { port, ws_port, dir: dir.to_path_buf(), child: None };
         broker.launch();

@@ -2,9 +2,10 @@
 //! public tree is a copy without alerts, held back by the configured delay
 //! (tournaments commonly delay the audience by 15 minutes so that nobody
 //! can relay an engine's opinion to a player); and each round's summary
-//! (one retained message with every board of the round, for overview pages
-//! that must not subscribe to hundreds of retained topics) is kept for
-//! both trees.
+//! (one retained message with every board of the round that this bridge
+//! reads, for overview pages that must not subscribe to hundreds of
+//! retained topics; other bridges publish their own part) is kept for both
+//! trees.
 //!
 //! A summary goes out at once when it changes, then at most once every
 //! [`SUMMARY_EVERY`] while it keeps changing. Every board's state
@@ -285,21 +286,22 @@ mod tests {
             Item::SummaryEntry { round: BoardPath::new("e", "2", "1").round_path(), board: "1".into(), entry: other },
         );
         let mut out = drain(&mut hub);
-        let live_summaries = |out: &[Publication]| out.iter().filter(|p| p.topic == "bc/v1/live/e/1/summary").count();
+        let live_summaries =
+            |out: &[Publication]| out.iter().filter(|p| p.topic == "bc/v1/live/e/1/summary/pc1").count();
         assert_eq!(live_summaries(&out), 1, "the first change goes out at once, the next ones wait");
         assert_eq!(hub.poll_timeout(), Some(Timestamp::ZERO + SUMMARY_EVERY));
         hub.handle_timeout(Timestamp::ZERO + SUMMARY_EVERY);
         out.extend(drain(&mut hub));
         assert_eq!(live_summaries(&out), 2, "and then go out as one");
         assert_eq!(hub.poll_timeout(), None);
-        let last_live = out.iter().rev().find(|p| p.topic == "bc/v1/live/e/1/summary").unwrap();
+        let last_live = out.iter().rev().find(|p| p.topic == "bc/v1/live/e/1/summary/pc1").unwrap();
         let boards = last_live.payload.as_ref().unwrap()["boards"].as_array().unwrap().clone();
         assert_eq!(
             boards,
             [json!({"board": "1", "ply": 4, "ts_ms": 100}), json!({"board": "2", "ply": 8, "ts_ms": 100})]
         );
-        assert!(out.iter().any(|p| p.topic == "bc/v1/public/e/1/summary"));
-        assert!(out.iter().any(|p| p.topic == "bc/v1/live/e/2/summary"), "rounds are kept apart");
+        assert!(out.iter().any(|p| p.topic == "bc/v1/public/e/1/summary/pc1"));
+        assert!(out.iter().any(|p| p.topic == "bc/v1/live/e/2/summary/pc1"), "rounds are kept apart");
         assert!(out.iter().all(|p| p.retain));
     }
 
@@ -314,7 +316,7 @@ mod tests {
         drain(&mut hub);
         hub.handle_stop(ms(20));
         let out = drain(&mut hub);
-        let live = out.iter().find(|p| p.topic == "bc/v1/live/e/1/summary").unwrap();
+        let live = out.iter().find(|p| p.topic == "bc/v1/live/e/1/summary/pc1").unwrap();
         assert_eq!(live.payload.as_ref().unwrap()["boards"][0]["ply"], 2);
     }
 }

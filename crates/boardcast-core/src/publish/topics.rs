@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! <root>/v1/live/<event>/<round>/<board>/{state,moves,pgn,clock,alerts}
-//! <root>/v1/live/<event>/<round>/summary
+//! <root>/v1/live/<event>/<round>/summary/<bridge-id>
 //! <root>/v1/public/…            the same without alerts, delayed
 //! <root>/v1/bridges/<bridge-id>/status
 //! <root>/v1/bridges/<bridge-id>/boards/<serial>/status
@@ -112,9 +112,13 @@ impl Topics {
         format!("{}/v1/{}/{}/{}/{}/{}", self.root, tree.name(), path.event, path.round, path.board, topic.name())
     }
 
-    /// `<root>/v1/<tree>/<event>/<round>/summary`.
+    /// `<root>/v1/<tree>/<event>/<round>/summary/<bridge-id>`: the boards of
+    /// the round that this bridge reads. A hall with several bridges has a
+    /// round's boards spread over them; one retained topic per bridge keeps
+    /// each bridge's part (a single topic would hold only the last bridge's
+    /// boards), and an overview subscribes to `…/summary/+` and joins them.
     pub fn summary(&self, tree: Tree, round: &RoundPath) -> String {
-        format!("{}/v1/{}/{}/{}/summary", self.root, tree.name(), round.event, round.round)
+        format!("{}/v1/{}/{}/{}/summary/{}", self.root, tree.name(), round.event, round.round, self.bridge)
     }
 
     /// `<root>/v1/bridges/<bridge-id>/status`.
@@ -181,7 +185,7 @@ mod tests {
         let path = BoardPath::new("Open A", "3", "12");
         assert_eq!(topics.board(Tree::Live, &path, BoardTopic::State), "boardcast/v1/live/Open-A/3/12/state");
         assert_eq!(topics.board(Tree::Public, &path, BoardTopic::Moves), "boardcast/v1/public/Open-A/3/12/moves");
-        assert_eq!(topics.summary(Tree::Live, &path.round_path()), "boardcast/v1/live/Open-A/3/summary");
+        assert_eq!(topics.summary(Tree::Live, &path.round_path()), "boardcast/v1/live/Open-A/3/summary/hall-pc-1");
         assert_eq!(topics.bridge_status(), "boardcast/v1/bridges/hall-pc-1/status");
         assert_eq!(topics.board_status("03921"), "boardcast/v1/bridges/hall-pc-1/boards/03921/status");
         let live = topics.board(Tree::Live, &path, BoardTopic::Pgn);

@@ -13,7 +13,8 @@
 //! - [`pgn`]: PGN as written, and read back as the games written;
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set;
 //! - [`clock_display`]: a DGT 3000 showing moves, byte for byte;
-//! - [`pair`]: a visually impaired player's board mirroring the game board.
+//! - [`pair`]: a visually impaired player's board mirroring the game board;
+//! - [`payloads`]: the MQTT payload types against docs/mqtt.md.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
 
@@ -26,6 +27,7 @@ mod corpus;
 mod dead;
 mod millennium;
 mod pair;
+mod payloads;
 mod pgn;
 mod properties;
 mod real_captures;

@@ -10,6 +10,10 @@ use std::fmt;
 use shakmaty::{Color, Square};
 
 use crate::{
+    publish::{
+        payload::{AlertFields, EvidenceClock, EvidenceFields},
+        render::color_name,
+    },
     sensor::{Cell, ClockReading},
     time::Timestamp,
 };
@@ -279,49 +283,63 @@ pub(crate) const fn side_name(color: Color) -> &'static str {
 }
 
 impl Alert {
-    /// The alert as one JSON object (a line of the alerts file and the
-    /// payload published to arbiters).
+    /// The alert's fields for `board` (game `game`, `seq`): a line of the
+    /// alerts file with `board`, the payload published to arbiters
+    /// without (its envelope names the board).
+    pub fn fields<'a>(&'a self, board: Option<&'a str>, game: u32, seq: u64) -> AlertFields<'a> {
+        AlertFields {
+            article: self.kind.article(),
+            kind: self.kind.code(),
+            severity: self.kind.severity().name(),
+            board,
+            game,
+            seq,
+            ply: self.ply,
+            side: self.side.map(color_name),
+            t_us: self.t.as_micros(),
+            message: &self.message,
+            squares: self.squares.iter().map(ToString::to_string).collect(),
+            evidence: self.evidence.iter().map(Evidence::fields).collect(),
+        }
+    }
+
+    /// The alert as one JSON object: a line of the alerts file.
     pub fn to_json(&self, board: &str, game: u32, seq: u64) -> serde_json::Value {
-        let evidence: Vec<serde_json::Value> = self.evidence.iter().map(Evidence::to_json).collect();
-        serde_json::json!({
-            "article": self.kind.article(),
-            "kind": self.kind.code(),
-            "severity": self.kind.severity().name(),
-            "board": board,
-            "game": game,
-            "seq": seq,
-            "ply": self.ply,
-            "side": self.side.map(|c| if c == Color::White { "white" } else { "black" }),
-            "t_us": self.t.as_micros(),
-            "message": self.message,
-            "squares": self.squares.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "evidence": evidence,
-        })
+        crate::publish::payload::to_value(&self.fields(Some(board), game, seq))
     }
 }
 
 impl Evidence {
     /// The observation in the form of a capture record.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn fields(&self) -> EvidenceFields {
         let t_us = self.t.as_micros();
+        let piece = |cell: &Cell| cell.letter().map(String::from);
         match &self.seen {
             Seen::Square { square, cell } => {
-                serde_json::json!({ "t_us": t_us, "square": square.to_string(), "piece": cell.letter().map(String::from) })
+                EvidenceFields::Square { t_us, square: square.to_string(), piece: piece(cell) }
             }
-            Seen::Clock(ClockReading::ByColor { white_ms, black_ms, running }) => serde_json::json!({
-                "t_us": t_us,
-                "clock": { "white_ms": white_ms, "black_ms": black_ms, "running": running.map(|c| if c == Color::White { "white" } else { "black" }) }
-            }),
-            Seen::Clock(ClockReading::BySide { left, right, running }) => serde_json::json!({
-                "t_us": t_us,
-                "clock": { "left_ms": left.ms, "right_ms": right.ms, "running": running.map(|s| s.name()) }
-            }),
-            Seen::Boards { square, game, mirror } => serde_json::json!({
-                "t_us": t_us,
-                "square": square.to_string(),
-                "game_board": game.letter().map(String::from),
-                "mirror": mirror.letter().map(String::from),
-            }),
+            Seen::Clock(ClockReading::ByColor { white_ms, black_ms, running }) => EvidenceFields::Clock {
+                t_us,
+                clock: EvidenceClock::ByColor {
+                    white_ms: *white_ms,
+                    black_ms: *black_ms,
+                    running: running.map(color_name),
+                },
+            },
+            Seen::Clock(ClockReading::BySide { left, right, running }) => EvidenceFields::Clock {
+                t_us,
+                clock: EvidenceClock::BySide {
+                    left_ms: left.ms,
+                    right_ms: right.ms,
+                    running: running.map(|s| s.name()),
+                },
+            },
+            Seen::Boards { square, game, mirror } => EvidenceFields::Boards {
+                t_us,
+                square: square.to_string(),
+                game_board: piece(game),
+                mirror: piece(mirror),
+            },
         }
     }
 }

@@ -27,7 +27,6 @@ use rumqttc::{
     AsyncClient, ConnectionError, Event, LastWill, MqttOptions, Outgoing, Packet, QoS, StateError, TlsConfiguration,
     Transport,
 };
-use serde_json::json;
 use tokio::{
     sync::mpsc,
     time::{Instant, sleep, sleep_until},
@@ -41,6 +40,7 @@ use boardcast_core::{
         commands::commands_topic,
         hub::Hub,
         outbox::{Outbox, Refused},
+        payload::{self, BridgeStatusPayload},
         topics::Topics,
     },
     time::Timestamp,
@@ -317,7 +317,7 @@ fn options(settings: &PublisherSettings) -> MqttOptions {
         connect_options(&settings.broker, &settings.client_id, settings.credentials.as_ref(), settings.keep_alive);
     options.set_clean_session(false).set_last_will(LastWill::new(
         settings.topics.bridge_status(),
-        bridge_payload(settings, "offline", Some("connection lost")),
+        serde_json::to_vec(&bridge_payload(settings, "offline", Some("connection lost"))).expect("payloads serialise"),
         QoS::AtLeastOnce,
         true,
     ));
@@ -370,27 +370,28 @@ pub fn connect_options(
 
 /// The bridge's retained status.
 fn bridge_status(settings: &PublisherSettings, status: &str) -> Publication {
-    let payload: serde_json::Value =
-        serde_json::from_slice(&bridge_payload(settings, status, None)).expect("our own JSON");
     Publication {
         topic: settings.topics.bridge_status(),
-        payload: Some(payload),
+        payload: Some(payload::to_value(&bridge_payload(settings, status, None))),
         retain: true,
         qos: Qos::AtMostOnce,
         public: false,
     }
 }
 
-fn bridge_payload(settings: &PublisherSettings, status: &str, reason: Option<&str>) -> Vec<u8> {
-    let payload = json!({
-        "schema": 1,
-        "boot": &*settings.boot,
-        "ts_ms": settings.started_ms,
-        "bridge": settings.topics.bridge(),
-        "status": status,
-        "reason": reason,
-        "version": env!("CARGO_PKG_VERSION"),
-        "boards": settings.boards,
-    });
-    serde_json::to_vec(&payload).expect("JSON values serialise")
+fn bridge_payload<'a>(
+    settings: &'a PublisherSettings,
+    status: &'a str,
+    reason: Option<&'a str>,
+) -> BridgeStatusPayload<'a> {
+    BridgeStatusPayload {
+        schema: payload::SCHEMA,
+        boot: &settings.boot,
+        ts_ms: settings.started_ms,
+        bridge: settings.topics.bridge(),
+        status,
+        reason,
+        version: env!("CARGO_PKG_VERSION"),
+        boards: &settings.boards,
+    }
 }

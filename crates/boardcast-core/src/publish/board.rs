@@ -12,11 +12,15 @@
 
 use std::{collections::VecDeque, sync::Arc};
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use shakmaty::{Chess, EnPassantMode, Position, fen::Fen, uci::UciMove};
 
 use super::{
     Item, Publication, Qos,
+    payload::{
+        self, AcknowledgedPayload, AlertPayload, BoardStatusPayload, Clock, ClockPayload, Display, Envelope, LastMove,
+        MovePayload, PgnPayload, Place, Replaces, StateGame, StatePayload, SummaryEntry, SummaryGame,
+    },
     render::{Language, color_name, localized, translate},
     spoken::{spoken, spoken_illegal},
     topics::{BoardPath, BoardTopic, Topics, Tree},
@@ -177,48 +181,52 @@ impl BoardFeed {
                 self.pgn_dirty = true;
             }
             EventKind::AlertAcknowledged { game, seq } => {
-                let mut payload = self.envelope(event.t);
-                payload.insert("game".into(), json!(event.game));
-                payload.insert("seq".into(), json!(event.seq));
-                payload.insert("kind".into(), json!("acknowledged"));
-                payload.insert("alert_game".into(), json!(game));
-                payload.insert("alert_seq".into(), json!(seq));
-                self.publish(BoardTopic::Alerts, payload, false, Qos::AtLeastOnce, false);
+                let payload = AcknowledgedPayload {
+                    envelope: self.envelope(event.t),
+                    game: event.game,
+                    seq: event.seq,
+                    kind: "acknowledged",
+                    alert_game: *game,
+                    alert_seq: *seq,
+                };
+                self.publish(BoardTopic::Alerts, payload::to_value(&payload), false, Qos::AtLeastOnce, false);
             }
             EventKind::MoveMade(m) => {
                 let payload = self.move_payload(event, "made", m, game, None);
-                self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                self.publish(BoardTopic::Moves, payload::to_value(&payload), false, Qos::AtLeastOnce, true);
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
             EventKind::MoveCompleted { ply, clock_ms } => {
                 if let Some(info) = game.and_then(|g| ply_info(g, *ply)) {
                     let mut payload = self.move_payload(event, "completed", &info, game, None);
-                    payload.insert("clock_ms".into(), json!(clock_ms));
-                    self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                    payload.clock_ms = Some(*clock_ms);
+                    self.publish(BoardTopic::Moves, payload::to_value(&payload), false, Qos::AtLeastOnce, true);
                 }
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
             EventKind::MoveAmended { previous, now } => {
                 let payload = self.move_payload(event, "amended", now, game, Some(previous));
-                self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                self.publish(BoardTopic::Moves, payload::to_value(&payload), false, Qos::AtLeastOnce, true);
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
             EventKind::MoveRetracted { previous } => {
                 let payload = self.move_payload(event, "retracted", previous, game, None);
-                self.publish(BoardTopic::Moves, payload, false, Qos::AtLeastOnce, true);
+                self.publish(BoardTopic::Moves, payload::to_value(&payload), false, Qos::AtLeastOnce, true);
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
             EventKind::Clock(clock) => {
                 self.clock = Some((*clock, event.t));
-                let mut payload = self.envelope(event.t);
-                payload.insert("game".into(), json!(event.game));
-                payload.insert("seq".into(), json!(event.seq));
-                payload.insert("clock".into(), self.clock_json());
-                self.publish(BoardTopic::Clock, payload, true, Qos::AtMostOnce, true);
+                let payload = ClockPayload {
+                    envelope: self.envelope(event.t),
+                    game: event.game,
+                    seq: event.seq,
+                    clock: self.clock_reading(),
+                };
+                self.publish(BoardTopic::Clock, payload::to_value(&payload), true, Qos::AtMostOnce, true);
                 self.state_dirty = true;
             }
             EventKind::Status(status) => {
@@ -227,12 +235,10 @@ impl BoardFeed {
                 self.board_status_dirty = true;
             }
             EventKind::Alert(alert) => {
-                let mut payload = self.envelope(event.t);
-                if let Value::Object(fields) = alert.to_json(&self.name, event.game, event.seq) {
-                    payload.extend(fields);
-                }
+                let payload =
+                    AlertPayload { envelope: self.envelope(event.t), alert: alert.fields(None, event.game, event.seq) };
                 // Alerts are for arbiters: never in the public tree.
-                self.publish(BoardTopic::Alerts, payload, false, Qos::AtLeastOnce, false);
+                self.publish(BoardTopic::Alerts, payload::to_value(&payload), false, Qos::AtLeastOnce, false);
             }
         }
     }
@@ -273,8 +279,8 @@ impl BoardFeed {
         if self.state_dirty {
             self.state_dirty = false;
             let game = games.game();
-            let state = self.state_payload(game, t);
-            let entry = self.summary_entry(game, t);
+            let state = payload::to_value(&self.state_payload(game, t));
+            let entry = payload::to_value(&self.summary_entry(game, t));
             self.publish(BoardTopic::State, state, true, Qos::AtMostOnce, true);
             self.out.push_back(Item::SummaryEntry {
                 round: self.path.round_path(),
@@ -285,28 +291,32 @@ impl BoardFeed {
         if self.pgn_dirty {
             self.pgn_dirty = false;
             if let Some(game) = games.game() {
-                let mut payload = self.envelope(t);
-                self.add_position(&mut payload);
-                payload.insert("game".into(), json!(game.number));
-                payload.insert("pgn".into(), json!(to_pgn(game)));
-                self.publish(BoardTopic::Pgn, payload, true, Qos::AtMostOnce, true);
+                let payload = PgnPayload {
+                    envelope: self.envelope(t),
+                    place: self.place(),
+                    game: game.number,
+                    pgn: to_pgn(game),
+                };
+                self.publish(BoardTopic::Pgn, payload::to_value(&payload), true, Qos::AtMostOnce, true);
             }
         }
         if self.board_status_dirty {
             self.board_status_dirty = false;
             let key = self.serial.clone().unwrap_or_else(|| self.name.clone());
             self.status_under_name = self.serial.is_none();
-            let mut payload = self.envelope(t);
-            payload.insert("serial".into(), json!(self.serial));
-            payload.insert("connection".into(), json!(self.connection.name()));
-            payload.insert("sync".into(), json!(self.status.name()));
-            payload.insert("firmware".into(), json!(self.firmware));
-            payload.insert("battery_percent".into(), json!(self.battery));
-            payload.insert("mirror_of".into(), json!(self.mirror_of));
+            let payload = payload::to_value(&BoardStatusPayload {
+                envelope: self.envelope(t),
+                serial: self.serial.as_deref(),
+                connection: self.connection.name(),
+                sync: self.status.name(),
+                firmware: self.firmware.as_deref(),
+                battery_percent: self.battery,
+                mirror_of: self.mirror_of.as_deref(),
+            });
             let topic = self.settings.topics.board_status(&key);
             self.out.push_back(Item::Publish(Publication {
                 topic,
-                payload: Some(Value::Object(payload)),
+                payload: Some(payload),
                 retain: true,
                 qos: Qos::AtMostOnce,
                 public: false,
@@ -342,107 +352,99 @@ impl BoardFeed {
         &self.path
     }
 
-    fn publish(&mut self, topic: BoardTopic, payload: Map<String, Value>, retain: bool, qos: Qos, public: bool) {
+    /// Publishes `payload` on the board's `topic` (payloads borrow from
+    /// the feed, so they come here as values).
+    fn publish(&mut self, topic: BoardTopic, payload: Value, retain: bool, qos: Qos, public: bool) {
         let topic = self.settings.topics.board(Tree::Live, &self.path, topic);
-        self.out.push_back(Item::Publish(Publication {
-            topic,
-            payload: Some(Value::Object(payload)),
-            retain,
-            qos,
-            public,
-        }));
+        self.out.push_back(Item::Publish(Publication { topic, payload: Some(payload), retain, qos, public }));
     }
 
     /// The fields every payload has.
-    fn envelope(&self, t: Timestamp) -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("schema".into(), json!(1));
-        map.insert("boot".into(), json!(&*self.settings.boot));
-        map.insert("session".into(), json!(self.session));
-        map.insert("ts_ms".into(), json!(self.wall_ms(t)));
-        map.insert("board".into(), json!(self.name));
-        map
+    fn envelope(&self, t: Timestamp) -> Envelope<'_> {
+        Envelope {
+            schema: payload::SCHEMA,
+            boot: &self.settings.boot,
+            session: &self.session,
+            ts_ms: self.wall_ms(t),
+            board: &self.name,
+        }
     }
 
-    /// Event, round and board levels of the topic, for consumers reading a
+    /// Event and round levels of the topic, for consumers reading a
     /// wildcard subscription.
-    fn add_position(&self, map: &mut Map<String, Value>) {
-        map.insert("event".into(), json!(self.path.event));
-        map.insert("round".into(), json!(self.path.round));
+    fn place(&self) -> Place<'_> {
+        Place { event: &self.path.event, round: &self.path.round }
     }
 
     fn wall_ms(&self, t: Timestamp) -> i64 {
         self.epoch_ms + (t.as_micros() / 1000) as i64
     }
 
-    fn clock_json(&self) -> Value {
-        match self.clock {
-            Some((clock, t)) => json!({
-                "white_ms": clock.white_ms,
-                "black_ms": clock.black_ms,
-                "running": clock.running.map(color_name),
-                "read_at_ms": self.wall_ms(t),
-            }),
-            None => Value::Null,
-        }
+    fn clock_reading(&self) -> Option<Clock> {
+        self.clock.map(|(clock, t)| Clock {
+            white_ms: clock.white_ms,
+            black_ms: clock.black_ms,
+            running: clock.running.map(color_name),
+            read_at_ms: self.wall_ms(t),
+        })
     }
 
     /// A move message: the move, the position after the event, and the move
     /// for people (display languages, spoken).
-    fn move_payload(
-        &self,
+    fn move_payload<'a>(
+        &'a self,
         event: &Event,
-        kind: &str,
-        m: &MoveInfo,
+        kind: &'static str,
+        m: &'a MoveInfo,
         game: Option<&GameRecord>,
         replaces: Option<&MoveInfo>,
-    ) -> Map<String, Value> {
-        let mut payload = self.envelope(event.t);
-        self.add_position(&mut payload);
-        payload.insert("game".into(), json!(event.game));
-        payload.insert("seq".into(), json!(event.seq));
-        payload.insert("kind".into(), json!(kind));
-        payload.insert("ply".into(), json!(m.ply));
-        payload.insert("color".into(), json!(color_name(m.mover)));
-        payload.insert("san".into(), json!(m.san.to_string()));
-        payload.insert("uci".into(), json!(m.uci));
-        payload.insert("illegal".into(), json!(m.illegal()));
-        payload.insert("inferred".into(), json!(m.inferred));
-        payload.insert("order_uncertain".into(), json!(m.order_uncertain));
+    ) -> MovePayload<'a> {
         // The position after the event: for a retraction, the one the move
         // was taken back to.
         let fen = match (kind, game) {
             ("retracted", Some(game)) => fen(game.position()),
             _ => m.fen(),
         };
-        payload.insert("fen".into(), json!(fen));
         let before = game.filter(|g| m.ply >= 1 && m.ply - 1 <= g.plies.len()).map(|g| g.position_before(m.ply - 1));
-        let (display, words) = self.for_people(m, before);
-        payload.insert("display".into(), display);
-        payload.insert("spoken".into(), json!(words));
-        if let Some(previous) = replaces {
-            payload.insert("replaces".into(), json!({"san": previous.san.to_string(), "uci": previous.uci}));
+        let (display, spoken) = self.for_people(m, before);
+        MovePayload {
+            envelope: self.envelope(event.t),
+            place: self.place(),
+            game: event.game,
+            seq: event.seq,
+            kind,
+            ply: m.ply,
+            color: color_name(m.mover),
+            san: m.san.to_string(),
+            uci: &m.uci,
+            illegal: m.illegal(),
+            inferred: m.inferred,
+            order_uncertain: m.order_uncertain,
+            fen,
+            display,
+            spoken,
+            replaces: replaces.map(|previous| Replaces { san: previous.san.to_string(), uci: previous.uci.clone() }),
+            clock_ms: None,
         }
-        payload
     }
 
     /// The move in each display language, and spoken.
-    fn for_people(&self, m: &MoveInfo, before: Option<&Chess>) -> (Value, String) {
+    fn for_people(&self, m: &MoveInfo, before: Option<&Chess>) -> (Display, String) {
         let legal = before.and_then(|pos| {
             let uci = m.uci.parse::<UciMove>().ok()?;
             uci.to_move(pos).ok().map(|mv| (pos, mv))
         });
-        let mut display = Map::new();
+        let mut display = Display::default();
         let words = match (&m.san, legal) {
             (Notation::San(_), Some((pos, mv))) => {
                 for &language in &self.settings.languages {
-                    display.insert(language.code().into(), json!(localized(pos, mv, language)));
+                    display.0.push((language.code(), localized(pos, mv, language)));
                 }
                 spoken(pos, mv)
             }
             (Notation::Illegal(illegal), _) => {
                 for &language in &self.settings.languages {
-                    display.insert(language.code().into(), json!(translate(&m.san.to_string(), language)));
+                    display.0.push((language.code(), translate(&m.san.to_string(), language)));
                 }
                 spoken_illegal(illegal)
             }
@@ -450,44 +452,38 @@ impl BoardFeed {
             // letters from the SAN still translate.
             (Notation::San(_), None) => {
                 for &language in &self.settings.languages {
-                    display.insert(language.code().into(), json!(translate(&m.san.to_string(), language)));
+                    display.0.push((language.code(), translate(&m.san.to_string(), language)));
                 }
                 String::new()
             }
         };
-        (Value::Object(display), words)
+        (display, words)
     }
 
     /// The whole picture of the board, self-contained (a display that
     /// joins late needs nothing else).
-    fn state_payload(&self, game: Option<&GameRecord>, t: Timestamp) -> Map<String, Value> {
-        let mut payload = self.envelope(t);
-        self.add_position(&mut payload);
-        if let Some((game_number, seq, _)) = self.last {
-            payload.insert("game".into(), json!(game_number));
-            payload.insert("seq".into(), json!(seq));
-        }
-        payload.insert("connection".into(), json!(self.connection.name()));
-        payload.insert("status".into(), json!(self.status.name()));
+    fn state_payload<'a>(&'a self, game: Option<&'a GameRecord>, t: Timestamp) -> StatePayload<'a> {
         let squares: Vec<String> = match &self.status {
             BoardStatus::OutOfSync { squares } => squares.iter().map(ToString::to_string).collect(),
             _ => Vec::new(),
         };
-        payload.insert("out_of_sync_squares".into(), json!(squares));
-        payload.insert("clock".into(), self.clock_json());
-        let Some(game) = game else {
-            payload.insert("fen".into(), Value::Null);
-            payload.insert("result".into(), json!("*"));
-            return payload;
+        let mut payload = StatePayload {
+            envelope: self.envelope(t),
+            place: self.place(),
+            game: self.last.map(|(game, _, _)| game),
+            seq: self.last.map(|(_, seq, _)| seq),
+            connection: self.connection.name(),
+            status: self.status.name(),
+            out_of_sync_squares: squares,
+            clock: self.clock_reading(),
+            fen: None,
+            record: None,
+            result: "*",
+            termination: None,
         };
+        let Some(game) = game else { return payload };
         let position = game.position();
-        payload.insert("fen".into(), json!(fen(position)));
-        payload.insert("turn".into(), json!(color_name(position.turn())));
-        payload.insert("ply".into(), json!(game.plies.len()));
-        payload.insert("completed_plies".into(), json!(game.completed_plies()));
-        payload.insert("white".into(), json!(game.tag("White")));
-        payload.insert("black".into(), json!(game.tag("Black")));
-        let last = game.plies.last().map(|ply| {
+        let last_move = game.plies.last().map(|ply| {
             let index = game.plies.len() - 1;
             let info = crate::event::MoveInfo {
                 ply: index + 1,
@@ -498,52 +494,60 @@ impl BoardFeed {
                 inferred: ply.inferred,
                 order_uncertain: ply.order_uncertain,
             };
-            let (display, words) = self.for_people(&info, Some(game.position_before(index)));
-            json!({
-                "ply": index + 1,
-                "color": color_name(ply.mover),
-                "san": ply.san.to_string(),
-                "uci": info.uci,
-                "status": if ply.status == MoveStatus::Completed { "completed" } else { "made" },
-                "illegal": matches!(ply.mv, PlyMove::Illegal(_)),
-                "inferred": ply.inferred,
-                "display": display,
-                "spoken": words,
-            })
+            let (display, spoken) = self.for_people(&info, Some(game.position_before(index)));
+            LastMove {
+                ply: index + 1,
+                color: color_name(ply.mover),
+                san: ply.san.to_string(),
+                uci: info.uci,
+                status: if ply.status == MoveStatus::Completed { "completed" } else { "made" },
+                illegal: matches!(ply.mv, PlyMove::Illegal(_)),
+                inferred: ply.inferred,
+                display,
+                spoken,
+            }
         });
-        payload.insert("last_move".into(), last.unwrap_or(Value::Null));
+        payload.fen = Some(fen(position));
+        payload.record = Some(StateGame {
+            turn: color_name(position.turn()),
+            ply: game.plies.len(),
+            completed_plies: game.completed_plies(),
+            white: game.tag("White"),
+            black: game.tag("Black"),
+            last_move,
+        });
         let (result, termination) = match &game.result {
             Some(result) => (result.pgn(), Some(result.termination.describe())),
             None => ("*", None),
         };
-        payload.insert("result".into(), json!(result));
-        payload.insert("termination".into(), json!(termination));
+        payload.result = result;
+        payload.termination = Some(termination);
         payload
     }
 
     /// This board's line in the round summary: compact.
-    fn summary_entry(&self, game: Option<&GameRecord>, t: Timestamp) -> Value {
-        let mut entry = Map::new();
-        entry.insert("board".into(), json!(self.name));
-        // The board's topic level: a display opens the board by it.
-        entry.insert("label".into(), json!(self.path.board));
-        entry.insert("ts_ms".into(), json!(self.wall_ms(t)));
-        entry.insert("connection".into(), json!(self.connection.name()));
-        entry.insert("status".into(), json!(self.status.name()));
-        entry.insert("clock".into(), self.clock_json());
-        if let Some(game) = game {
-            entry.insert("game".into(), json!(game.number));
-            entry.insert("white".into(), json!(game.tag("White")));
-            entry.insert("black".into(), json!(game.tag("Black")));
-            entry.insert("fen".into(), json!(fen(game.position())));
-            entry.insert("ply".into(), json!(game.plies.len()));
-            // Lets an overview mark a move made but not yet completed (6.12),
-            // as the board page does.
-            entry.insert("completed_plies".into(), json!(game.completed_plies()));
-            entry.insert("last_san".into(), json!(game.plies.last().map(|p| p.san.to_string())));
-            entry.insert("result".into(), json!(game.result.as_ref().map_or("*", |r| r.pgn())));
+    fn summary_entry<'a>(&'a self, game: Option<&'a GameRecord>, t: Timestamp) -> SummaryEntry<'a> {
+        SummaryEntry {
+            board: &self.name,
+            // The board's topic level: a display opens the board by it.
+            label: &self.path.board,
+            ts_ms: self.wall_ms(t),
+            connection: self.connection.name(),
+            status: self.status.name(),
+            clock: self.clock_reading(),
+            record: game.map(|game| SummaryGame {
+                game: game.number,
+                white: game.tag("White"),
+                black: game.tag("Black"),
+                fen: fen(game.position()),
+                ply: game.plies.len(),
+                // Lets an overview mark a move made but not yet completed
+                // (6.12), as the board page does.
+                completed_plies: game.completed_plies(),
+                last_san: game.plies.last().map(|p| p.san.to_string()),
+                result: game.result.as_ref().map_or("*", |r| r.pgn()),
+            }),
         }
-        Value::Object(entry)
     }
 }
 

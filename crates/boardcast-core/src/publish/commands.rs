@@ -11,9 +11,13 @@
 //! with the operator key, fresh, not a replay, within the bounds): here the
 //! request inside the envelope is read and the answer written.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use super::{Publication, Qos, topics::Topics};
+use super::{
+    Publication, Qos,
+    payload::{self, CommandReply},
+    topics::Topics,
+};
 use crate::operator::Command;
 
 /// The board name of a request for every board of the bridge (only
@@ -59,20 +63,14 @@ pub fn parse_request(payload: &[u8]) -> Result<Request, (String, String)> {
 
 /// The answer to request `id` for `board`.
 pub fn reply(topics: &Topics, id: &str, board: &str, answer: &Result<String, String>, now_ms: i64) -> Publication {
-    let mut payload = Map::new();
-    payload.insert("schema".into(), json!(1));
-    payload.insert("ts_ms".into(), json!(now_ms));
-    payload.insert("id".into(), json!(id));
-    payload.insert("board".into(), json!(board));
     let (ok, message) = match answer {
         Ok(message) => (true, message),
         Err(message) => (false, message),
     };
-    payload.insert("ok".into(), json!(ok));
-    payload.insert("message".into(), json!(message));
+    let payload = CommandReply { schema: payload::SCHEMA, ts_ms: now_ms, id, board, ok, message };
     Publication {
         topic: replies_topic(topics),
-        payload: Some(Value::Object(payload)),
+        payload: Some(payload::to_value(&payload)),
         retain: false,
         qos: Qos::AtLeastOnce,
         public: false,
@@ -91,6 +89,8 @@ pub fn replies_topic(topics: &Topics) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -29,10 +29,11 @@ use std::{
     time::Duration,
 };
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::{
     Item, Publication, Qos,
+    payload::{self, SummaryPayload},
     topics::{RoundPath, Topics, Tree},
 };
 use crate::time::Timestamp;
@@ -105,7 +106,8 @@ impl Hub {
                     if let Some(payload) = &mut publication.payload {
                         shift_times(payload, self.delay_ms());
                         if let Value::Object(map) = payload {
-                            map.insert("delay_ms".into(), json!(self.delay_ms()));
+                            // The envelope's `delay_ms` (docs/mqtt.md), last.
+                            map.insert("delay_ms".into(), Value::from(self.delay_ms()));
                         }
                     }
                     self.out.push_back(publication);
@@ -173,19 +175,18 @@ impl Hub {
         summary.sent = Some(now);
         let boards = &summary.boards;
         let ts = boards.values().filter_map(|e| e.get("ts_ms").and_then(Value::as_i64)).max();
-        let mut payload = Map::new();
-        payload.insert("schema".into(), json!(1));
-        payload.insert("boot".into(), json!(self.boot));
-        payload.insert("ts_ms".into(), json!(ts));
-        payload.insert("event".into(), json!(round.event));
-        payload.insert("round".into(), json!(round.round));
-        if tree == Tree::Public {
-            payload.insert("delay_ms".into(), json!(delay_ms));
-        }
-        payload.insert("boards".into(), Value::Array(boards.values().cloned().collect()));
+        let payload = payload::to_value(&SummaryPayload {
+            schema: payload::SCHEMA,
+            boot: &self.boot,
+            ts_ms: ts,
+            event: &round.event,
+            round: &round.round,
+            delay_ms: (tree == Tree::Public).then_some(delay_ms),
+            boards: boards.values().collect(),
+        });
         self.out.push_back(Publication {
             topic: self.topics.summary(tree, round),
-            payload: Some(Value::Object(payload)),
+            payload: Some(payload),
             retain: true,
             qos: Qos::AtMostOnce,
             public: false,
@@ -200,7 +201,7 @@ fn shift_times(value: &mut Value, delay_ms: u64) {
             for (key, field) in map.iter_mut() {
                 if key == "ts_ms" || key.ends_with("_at_ms") {
                     if let Some(t) = field.as_i64() {
-                        *field = json!(t + delay_ms as i64);
+                        *field = Value::from(t + delay_ms as i64);
                     }
                 } else {
                     shift_times(field, delay_ms);
@@ -214,6 +215,8 @@ fn shift_times(value: &mut Value, delay_ms: u64) {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::publish::topics::BoardPath;
 

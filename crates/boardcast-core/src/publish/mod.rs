@@ -7,6 +7,8 @@
 //!   batch;
 //! - [`hub`]: all boards → the public tree (a delayed copy without alerts,
 //!   clock times shifted with it) and the per-round summaries;
+//! - [`payload`]: the payload of every topic, as types (the contract of
+//!   docs/mqtt.md);
 //! - [`outbox`]: what the MQTT client still has to send: the latest value
 //!   of every retained topic (superseded values are never sent), and every
 //!   move and alert until the broker has acknowledged it, resent after a
@@ -25,6 +27,7 @@ pub mod guard;
 pub mod hub;
 pub mod notices;
 pub mod outbox;
+pub mod payload;
 pub mod render;
 pub mod spoken;
 pub mod topics;

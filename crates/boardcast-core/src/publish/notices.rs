@@ -6,9 +6,11 @@
 //! {"schema": 1, "ts_ms": 1795259698145, "kind": "lichess", "severity": "error", "message": "…"}
 //! ```
 
-use serde_json::json;
-
-use super::{Publication, Qos, topics::Topics};
+use super::{
+    Publication, Qos,
+    payload::{self, NoticePayload},
+    topics::Topics,
+};
 
 /// `<root>/v1/bridges/<bridge-id>/notices`.
 pub(crate) fn notices_topic(topics: &Topics) -> String {
@@ -32,7 +34,13 @@ pub fn notice(topics: &Topics, kind: &str, severity: Severity, message: &str, no
     };
     Publication {
         topic: notices_topic(topics),
-        payload: Some(json!({"schema": 1, "ts_ms": now_ms, "kind": kind, "severity": severity, "message": message})),
+        payload: Some(payload::to_value(&NoticePayload {
+            schema: payload::SCHEMA,
+            ts_ms: now_ms,
+            kind,
+            severity,
+            message,
+        })),
         retain: false,
         qos: Qos::AtLeastOnce,
         public: false,

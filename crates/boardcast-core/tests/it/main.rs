@@ -15,7 +15,8 @@
 //! - [`clock_display`]: a DGT 3000 showing moves, byte for byte;
 //! - [`pair`]: a visually impaired player's board mirroring the game board;
 //! - [`pairings`]: a real round's tournament report and a CSV, read into
-//!   every board's tags.
+//!   every board's tags;
+//! - [`payloads`]: the MQTT payload types against docs/mqtt.md.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
 
@@ -29,6 +30,7 @@ mod dead;
 mod millennium;
 mod pair;
 mod pairings;
+mod payloads;
 mod pgn;
 mod properties;
 mod real_captures;

@@ -1,0 +1,108 @@
+//! An arbiter alert on `…/<board>/alerts` (docs/mqtt.md, "`alerts`";
+//! its fields are docs/alerts.md's), and the same alert as a line of the
+//! alerts file `boardcast replay --alerts` writes.
+
+use serde::Serialize;
+
+use super::Envelope;
+
+/// `…/<board>/alerts`: the alert inside the envelope. Live tree only.
+#[derive(Clone, Debug, Serialize)]
+pub struct AlertPayload<'a> {
+    /// `schema`, `boot`, `session`, `ts_ms`, `board`.
+    #[serde(flatten)]
+    pub envelope: Envelope<'a>,
+    /// The alert, without `board` (the envelope has it).
+    #[serde(flatten)]
+    pub alert: AlertFields<'a>,
+}
+
+/// An alert's fields (docs/alerts.md).
+#[derive(Clone, Debug, Serialize)]
+pub struct AlertFields<'a> {
+    /// The FIDE article, or a stable code where no article applies.
+    pub article: &'static str,
+    /// What it is about (`illegal_move` …).
+    pub kind: &'static str,
+    /// `irregularity` or `info`.
+    pub severity: &'static str,
+    /// The board's name: in a line of the alerts file; absent in a
+    /// payload, whose envelope names the board first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<&'a str>,
+    /// Which game of the session.
+    pub game: u32,
+    /// The alert's place in the game's sequence.
+    pub seq: u64,
+    /// Half-moves completed when the irregular action began.
+    pub ply: usize,
+    /// `white`, `black`, or `null` when no side is concerned.
+    pub side: Option<&'static str>,
+    /// When the irregular action began, in session microseconds.
+    pub t_us: u64,
+    /// One readable sentence for an arbiter.
+    pub message: &'a str,
+    /// The squares concerned.
+    pub squares: Vec<String>,
+    /// The sensor observations that show it, in the form of capture
+    /// records.
+    pub evidence: Vec<EvidenceFields>,
+}
+
+/// One sensor observation kept as evidence: a square, a clock, or what
+/// the two boards of a pair hold on a square.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum EvidenceFields {
+    /// A square changed.
+    Square {
+        /// When, in session microseconds.
+        t_us: u64,
+        /// The square.
+        square: String,
+        /// The piece letter on it now, or `null` for empty.
+        piece: Option<String>,
+    },
+    /// A clock reading.
+    Clock {
+        /// When, in session microseconds.
+        t_us: u64,
+        /// The reading.
+        clock: EvidenceClock,
+    },
+    /// The two boards of a pair differ on a square.
+    Boards {
+        /// When, in session microseconds.
+        t_us: u64,
+        /// The square.
+        square: String,
+        /// The piece letter on the game board, or `null`.
+        game_board: Option<String>,
+        /// The piece letter on the mirror, or `null`.
+        mirror: Option<String>,
+    },
+}
+
+/// A clock reading in evidence, as the clock reported it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum EvidenceClock {
+    /// By colour.
+    ByColor {
+        /// White's time.
+        white_ms: u64,
+        /// Black's time.
+        black_ms: u64,
+        /// `white`, `black` or `null`.
+        running: Option<&'static str>,
+    },
+    /// By display, before it is known which is White's.
+    BySide {
+        /// The left display.
+        left_ms: u64,
+        /// The right display.
+        right_ms: u64,
+        /// `left`, `right` or `null`.
+        running: Option<&'static str>,
+    },
+}

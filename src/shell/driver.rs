@@ -19,7 +19,7 @@ use tokio::{
 
 use super::clock::SessionClock;
 use boardcast_core::{
-    capture::{Record, RecordBody},
+    capture::{LinkChange, Record, RecordBody},
     event::EventKind,
     game::GameRecord,
     operator::Command,
@@ -70,6 +70,8 @@ impl InputBody {
             RecordBody::Rx(bytes) => Some(Self::Rx(bytes)),
             RecordBody::Event(event) => Some(Self::Event(event)),
             RecordBody::Command(command) => Some(Self::Command { command, reply: None }),
+            RecordBody::Link(LinkChange::Connected) => Some(Self::Connected),
+            RecordBody::Link(LinkChange::Disconnected) => Some(Self::Disconnected),
             RecordBody::Tx(_) => None,
         }
     }
@@ -159,8 +161,14 @@ pub async fn drive(
                             let _ = reply.send(answer.map_err(|e| e.to_string()));
                         }
                     }
-                    InputBody::Connected => session.handle_connected(input.t),
-                    InputBody::Disconnected => session.handle_disconnected(input.t),
+                    InputBody::Connected => {
+                        record(RecordBody::Link(LinkChange::Connected));
+                        session.handle_connected(input.t);
+                    }
+                    InputBody::Disconnected => {
+                        record(RecordBody::Link(LinkChange::Disconnected));
+                        session.handle_disconnected(input.t);
+                    }
                     InputBody::Mirror(line) => session.handle_mirror(input.t, line),
                 }
                 input.t

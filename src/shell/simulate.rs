@@ -184,8 +184,9 @@ fn play_record(board: &mut SimBoard, record: &Record) {
         RecordBody::Rx(bytes) => board.handle_script_bytes(bytes),
         RecordBody::Event(event) => board.handle_script_event(event),
         // A board knows nothing of what was sent to it or of the
-        // operator's commands (those reach the daemon over MQTT).
-        RecordBody::Tx(_) | RecordBody::Command(_) => {}
+        // operator's commands (those reach the daemon over MQTT), nor of
+        // its port opening and closing.
+        RecordBody::Tx(_) | RecordBody::Command(_) | RecordBody::Link(_) => {}
     }
 }
 

@@ -85,6 +85,45 @@ fn a_cable_pulled_mid_game_loses_nothing_and_moves_made_meanwhile_are_recovered(
 }
 
 #[test]
+fn a_long_unplug_with_moves_meanwhile_is_told_as_a_gap_live_and_in_the_replay_and_the_rest_is_kept() {
+    let hall = Hall::new("unplug-long");
+    let capture = hall.synth_capture("livechess-vestland-round1.pgn", 0, "b1");
+    // Unplugged 3 s into the game for 4 s: at 10× forty seconds of play,
+    // more moves than the daemon fills in.
+    let mut board = hall.simulate(&capture, "b1", &["--unplug-at", "3", "--replug-after", "4"]);
+    let mut daemon = hall.run(&hall.config(&["b1"]));
+    assert!(wait(&mut board, Duration::from_secs(120)), "the simulated game ended");
+    stop(&mut daemon);
+    let log = hall.log();
+    let gap = log.lines().find(|l| l.contains("board_gap")).unwrap_or_else(|| panic!("board_gap alerted: {log}"));
+    // The game ended while the board was away; the players' result gesture
+    // is what the board shows when it is back.
+    assert!(gap.contains("disconnected for") && gap.contains("result gesture"), "{gap}");
+    // The record keeps the moves up to the loss, exactly.
+    let expected = game_san("livechess-vestland-round1.pgn", 0);
+    let games = pgn_moves(&hall.pgn("b1"));
+    assert!(!games.is_empty() && !games[0].is_empty(), "{log}");
+    assert!(games[0].len() < expected.len() && expected.starts_with(&games[0]), "{:?}\n{log}", games[0]);
+    // The capture has the port's changes, and its replay says the same.
+    let recorded = hall.captures("b1");
+    let text = std::fs::read_to_string(&recorded[0]).unwrap();
+    assert!(text.contains(r#""link":"disconnected""#) && text.contains(r#""link":"connected""#));
+    let alerts = hall.dir.join("replayed-alerts.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .arg("replay")
+        .arg(&recorded[0])
+        .arg("--alerts")
+        .arg(&alerts)
+        .arg("--pgn")
+        .arg(hall.dir.join("replayed.pgn"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let replayed = std::fs::read_to_string(&alerts).unwrap();
+    assert_eq!(replayed.matches("\"kind\":\"board_gap\"").count(), 1, "{replayed}");
+}
+
+#[test]
 fn a_noisy_line_is_resynchronised_and_the_game_comes_out_exact() {
     let hall = Hall::new("noise");
     let capture = hall.synth_capture("livechess-vestland-round1.pgn", 1, "b1");

@@ -77,6 +77,10 @@ pub enum AlertKind {
     BoardsDiverge,
     /// I13, D.2.9: the two boards show the same position again.
     BoardsAgree,
+    /// R9 after an outage: the board came back from a lost connection
+    /// showing a position the moves the daemon can infer do not reach;
+    /// moves played meanwhile are missing from the record.
+    BoardGap,
 }
 
 /// How much an alert matters.
@@ -91,7 +95,7 @@ pub enum Severity {
 
 impl AlertKind {
     /// Every kind, in the order of docs/alerts.md.
-    pub const ALL: [Self; 24] = [
+    pub const ALL: [Self; 25] = [
         Self::IllegalMove,
         Self::IllegalMoveStands,
         Self::PawnNotReplaced,
@@ -116,6 +120,7 @@ impl AlertKind {
         Self::PromotionUnknown,
         Self::BoardsDiverge,
         Self::BoardsAgree,
+        Self::BoardGap,
     ];
 
     /// The kind with this [`code`](Self::code), if any.
@@ -149,6 +154,7 @@ impl AlertKind {
             Self::GameWithoutResult => "game_without_result",
             Self::PromotionUnknown => "promotion_unknown",
             Self::BoardsDiverge | Self::BoardsAgree => "D.2.9",
+            Self::BoardGap => "board_gap",
         }
     }
 
@@ -179,6 +185,7 @@ impl AlertKind {
             Self::PromotionUnknown => "promotion_unknown",
             Self::BoardsDiverge => "boards_diverge",
             Self::BoardsAgree => "boards_agree",
+            Self::BoardGap => "board_gap",
         }
     }
 

@@ -14,9 +14,10 @@
 use std::collections::VecDeque;
 
 use crate::{
-    capture::{CaptureHeader, Record, RecordBody},
-    event::{BoardStatus, Event},
-    game::MoveStatus,
+    alert::{Alert, AlertKind},
+    capture::{CaptureHeader, LinkChange, Record, RecordBody},
+    event::{BoardStatus, Event, EventKind},
+    game::{GameRecord, MoveStatus, Termination},
     pair::{Line, Pair, PairSettings},
     protocol::{
         BoardInfo, DecodeProblem, Decoded, Decoder, Lights, Protocol,
@@ -27,9 +28,10 @@ use crate::{
         link::{Link, LinkConfig, LinkEvent},
     },
     reconstruct::{GameSetup, Reconstructor, ReconstructorConfig},
-    sensor::SensorEvent,
+    sensor::{Cell, SensorEvent},
     time::Timestamp,
 };
+use shakmaty::{Position, Role, Square};
 
 /// What a session produces.
 #[derive(Clone, Debug)]
@@ -123,8 +125,31 @@ pub struct BoardSession {
     /// The comparison with a visually impaired player's board mirroring
     /// this board's game (appendix D), on the game board's session only.
     pair: Option<Pair>,
+    /// The connection lost, and when it came back: what the board shows
+    /// next says whether moves went missing meanwhile (`board_gap`).
+    outage: Option<Outage>,
+    /// Events already judged for the outage, to go out before anything
+    /// else: those the reconstructor had queued when the port opened or
+    /// closed (deadlines that came first) belong to the state before it.
+    judged: VecDeque<Event>,
     notices: VecDeque<Notice>,
 }
+
+/// A lost connection to the board.
+#[derive(Clone, Copy, Debug)]
+struct Outage {
+    /// When the port closed.
+    lost: Timestamp,
+    /// When it opened again.
+    back: Option<Timestamp>,
+}
+
+/// How long after the board is back a board no move explains is blamed on
+/// the outage: its whole board comes within a second, the reconstructor
+/// then waits `out_of_sync_ms` (2 s) and, for a king on a centre square,
+/// `gesture_hold_ms` (2 s) more. Later, it is a board knocked over, not
+/// the outage.
+const OUTAGE_JUDGED_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl BoardSession {
     /// A session for a board speaking `protocol` (a replay: nothing is sent
@@ -142,6 +167,8 @@ impl BoardSession {
             clock_display: ClockDisplayMode::default(),
             clock_shown: None,
             pair: None,
+            outage: None,
+            judged: VecDeque::new(),
             notices: VecDeque::new(),
         }
     }
@@ -181,7 +208,11 @@ impl BoardSession {
 
     /// The port to the board opened.
     pub fn handle_connected(&mut self, now: Timestamp) {
+        self.judge_queued();
         self.notices.push_back(Notice { t: now, kind: NoticeKind::Connected });
+        if let Some(outage) = &mut self.outage {
+            outage.back = Some(now);
+        }
         if let Some(link) = &mut self.link {
             link.handle_connected(now);
         }
@@ -190,6 +221,7 @@ impl BoardSession {
     /// The port to the board closed. A message cut off by it is dropped;
     /// the game goes on and is compared with the board when it is back.
     pub fn handle_disconnected(&mut self, now: Timestamp) {
+        self.judge_queued();
         if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(Decoder::finish) {
             self.notices.push_back(Notice { t: now, kind: NoticeKind::Decode(problem) });
         }
@@ -197,6 +229,10 @@ impl BoardSession {
         if let Some(link) = &mut self.link {
             link.handle_disconnected();
         }
+        // A board lost again before it was judged: the outage began at the
+        // first loss.
+        let lost = self.outage.map_or(now, |o| o.lost);
+        self.outage = Some(Outage { lost, back: None });
     }
 
     /// The next bytes to send to the board, if any.
@@ -401,6 +437,8 @@ impl BoardSession {
             RecordBody::Command(command) => {
                 let _ = self.handle_command(record.t, command);
             }
+            RecordBody::Link(LinkChange::Connected) => self.handle_connected(record.t),
+            RecordBody::Link(LinkChange::Disconnected) => self.handle_disconnected(record.t),
         }
     }
 
@@ -449,10 +487,109 @@ impl BoardSession {
 
     /// The next output: notices first, then game events.
     pub fn poll_output(&mut self) -> Option<Output> {
+        if let Some(event) = self.judged.pop_front() {
+            return Some(Output::Event(event));
+        }
         if let Some(notice) = self.notices.pop_front() {
             return Some(Output::Notice(notice));
         }
-        self.reconstructor.poll_event().map(Output::Event)
+        let event = self.reconstructor.poll_event()?;
+        self.judge_outage(&event);
+        Some(Output::Event(event))
+    }
+
+    /// Judges the events the reconstructor has queued against the outage
+    /// as it stands, before the port's change alters it.
+    fn judge_queued(&mut self) {
+        while let Some(event) = self.reconstructor.poll_event() {
+            self.judge_outage(&event);
+            self.judged.push_back(event);
+        }
+    }
+
+    /// After a lost connection, the board's first verdict: back in sync
+    /// (nothing missed, or the moves made meanwhile filled in) ends the
+    /// outage quietly; out of sync means moves were played while the board
+    /// was away that the daemon cannot infer, and the arbiter is told so
+    /// at once (`board_gap`), with what to do. The record keeps every move
+    /// up to the loss; the moves the operator enters take it on from there.
+    fn judge_outage(&mut self, event: &Event) {
+        let Some(Outage { lost, back: Some(back) }) = self.outage else { return };
+        if event.t < back {
+            return;
+        }
+        if event.t > back + OUTAGE_JUDGED_WITHIN {
+            self.outage = None;
+            return;
+        }
+        let away = back.saturating_since(lost).as_secs_f64();
+        let (squares, what, todo) = match &event.kind {
+            EventKind::Status(BoardStatus::OutOfSync { squares }) => (
+                squares.clone(),
+                "a position that up to three moves from the game do not reach: moves played meanwhile are missing \
+                 from the record"
+                    .to_owned(),
+                "enter the missing ones from the scoresheets with the operator command `moves` (boardcast ctl <board> \
+                 moves SAN…), and the board is followed again from the position it shows",
+            ),
+            // The game ended while the board was away, and the players
+            // showed the result with the kings: the result stands, but the
+            // pieces say that moves are missing before it.
+            EventKind::GameEnded(result) if result.termination == Termination::ResultGesture => {
+                let squares = self.missed_before_gesture();
+                if squares.is_empty() {
+                    self.outage = None;
+                    return;
+                }
+                (
+                    squares,
+                    format!(
+                        "the result gesture ({}) on a position the game does not reach: the result is recorded, \
+                         but the moves played meanwhile are missing from the record",
+                        result.outcome
+                    ),
+                    "the missing moves are on the players' scoresheets; the PGN stops at the disconnection",
+                )
+            }
+            EventKind::Status(_) | EventKind::GameEnded(_) => {
+                self.outage = None;
+                return;
+            }
+            _ => return,
+        };
+        self.outage = None;
+        let names: Vec<String> = squares.iter().map(ToString::to_string).collect();
+        let message = format!(
+            "the board was disconnected for {away:.1} s and came back showing {what} ({} square(s) differ: {}). The \
+             moves up to the disconnection are kept; {todo}",
+            names.len(),
+            names.join(" ")
+        );
+        let ply = self.reconstructor.game().map_or(0, GameRecord::completed_plies);
+        let alert =
+            Alert { kind: AlertKind::BoardGap, ply, side: None, t: event.t, message, squares, evidence: Vec::new() };
+        self.reconstructor.push_alert(event.t, alert);
+    }
+
+    /// The squares where the board differs from the game's position, the
+    /// kings left out (the result gesture moved them).
+    fn missed_before_gesture(&self) -> Vec<Square> {
+        let Some(game) = self.reconstructor.game() else { return Vec::new() };
+        let board = game.position().board();
+        let picture = self.reconstructor.picture();
+        let king = |sq: Square| {
+            board.piece_at(sq).is_some_and(|p| p.role == Role::King)
+                || matches!(picture.get(sq), Cell::Piece(p) if p.role == Role::King)
+        };
+        Square::ALL
+            .into_iter()
+            .filter(|&sq| !king(sq))
+            .filter(|&sq| match picture.get(sq) {
+                Cell::Piece(p) => board.piece_at(sq) != Some(p),
+                Cell::Occupied => board.piece_at(sq).is_none(),
+                Cell::Empty => board.piece_at(sq).is_some(),
+            })
+            .collect()
     }
 
     /// The reconstructor (for the current game and the board picture).

@@ -88,4 +88,27 @@ pub enum RecordBody {
     Event(SensorEvent),
     /// An operator command (any capture; see `operator.rs`).
     Command(crate::operator::Command),
+    /// The port to the board opened or closed (any capture the daemon
+    /// records): a replay then knows, as the live daemon did, that the
+    /// board was away and for how long.
+    Link(LinkChange),
+}
+
+/// What became of the port to the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkChange {
+    /// The port opened.
+    Connected,
+    /// The port closed (the cable pulled, the board gone silent).
+    Disconnected,
+}
+
+impl LinkChange {
+    /// `"connected"` or `"disconnected"`, as a capture writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Connected => "connected",
+            Self::Disconnected => "disconnected",
+        }
+    }
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::game::Tempo;
 use shakmaty::{Color, Square};
 
-use super::{CaptureHeader, Record, RecordBody, VERSION};
+use super::{CaptureHeader, LinkChange, Record, RecordBody, VERSION};
 use crate::{
     protocol::Protocol,
     sensor::{Cell, ClockReading, Picture, SensorEvent},
@@ -67,14 +67,17 @@ pub enum CaptureErrorKind {
         previous: u64,
     },
     /// A record with none of the keys that say what it is.
-    #[error("the record has none of \"rx\", \"tx\", \"board\", \"square\", \"clock\", \"command\"")]
+    #[error("the record has none of \"rx\", \"tx\", \"board\", \"square\", \"clock\", \"command\", \"link\"")]
     NoContent,
     /// A record with more than one of them.
-    #[error("the record has more than one of \"rx\", \"tx\", \"board\", \"square\", \"clock\", \"command\"")]
+    #[error("the record has more than one of \"rx\", \"tx\", \"board\", \"square\", \"clock\", \"command\", \"link\"")]
     SeveralContents,
     /// An operator command that is not one.
     #[error("bad command: {}", short(&.0.to_string()))]
     BadCommand(crate::operator::CommandError),
+    /// A `link` record that is neither `connected` nor `disconnected`.
+    #[error("link {0:?} is neither \"connected\" nor \"disconnected\"")]
+    BadLink(String),
     /// A decoded event in a raw capture, or raw bytes in an `events` capture.
     #[error("a {record:?} record does not belong in a capture of protocol {protocol}")]
     WrongKind {
@@ -216,7 +219,7 @@ impl<'a> CaptureReader<'a> {
         let body = raw.body(self.header.protocol)?;
         if self.previous.is_none()
             && self.header.protocol == Protocol::Events
-            && !matches!(body, RecordBody::Event(SensorEvent::Board(_)))
+            && !matches!(body, RecordBody::Event(SensorEvent::Board(_)) | RecordBody::Link(_))
         {
             return Err(CaptureErrorKind::NoInitialBoard);
         }
@@ -350,6 +353,8 @@ struct RawRecord<'a> {
     piece: Option<Option<Cow<'a, str>>>,
     clock: Option<RawClock<'a>>,
     command: Option<serde_json::Value>,
+    #[serde(borrow)]
+    link: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -377,6 +382,7 @@ impl RawRecord<'_> {
             && self.square.is_none()
             && self.clock.is_none()
             && self.command.is_none()
+            && self.link.is_none()
     }
 
     fn body(self, protocol: Protocol) -> Result<RecordBody, CaptureErrorKind> {
@@ -387,6 +393,7 @@ impl RawRecord<'_> {
             self.square.is_some(),
             self.clock.is_some(),
             self.command.is_some(),
+            self.link.is_some(),
         ];
         match kinds.iter().filter(|&&k| k).count() {
             0 => return Err(CaptureErrorKind::NoContent),
@@ -397,6 +404,13 @@ impl RawRecord<'_> {
             return crate::operator::Command::from_json(command)
                 .map(RecordBody::Command)
                 .map_err(CaptureErrorKind::BadCommand);
+        }
+        if let Some(link) = self.link {
+            return match link.as_ref() {
+                "connected" => Ok(RecordBody::Link(LinkChange::Connected)),
+                "disconnected" => Ok(RecordBody::Link(LinkChange::Disconnected)),
+                other => Err(CaptureErrorKind::BadLink(other.chars().take(40).collect())),
+            };
         }
         let raw = protocol != Protocol::Events;
         let wrong = |record| Err(CaptureErrorKind::WrongKind { record, protocol });
@@ -607,12 +621,12 @@ mod tests {
 
     #[test]
     fn skips_records_of_a_kind_a_later_version_adds() {
-        let text = "{\"capture\":1,\"protocol\":\"dgt\",\"board\":\"b\"}\n{\"t_us\":1,\"rx\":\"8e\"}\n{\"t_us\":2,\"link\":\"down\"}\n{\"t_us\":3,\"rx\":\"00\"}\n";
+        let text = "{\"capture\":1,\"protocol\":\"dgt\",\"board\":\"b\"}\n{\"t_us\":1,\"rx\":\"8e\"}\n{\"t_us\":2,\"lights\":\"off\"}\n{\"t_us\":3,\"rx\":\"00\"}\n";
         let (_, records) = read(text);
         let times: Vec<u64> = records.iter().map(|r| r.as_ref().unwrap().t.as_micros()).collect();
         assert_eq!(times, [1, 3]);
         // Its time must still be in order.
-        let text = "{\"capture\":1,\"protocol\":\"dgt\",\"board\":\"b\"}\n{\"t_us\":5,\"rx\":\"8e\"}\n{\"t_us\":2,\"link\":\"down\"}\n";
+        let text = "{\"capture\":1,\"protocol\":\"dgt\",\"board\":\"b\"}\n{\"t_us\":5,\"rx\":\"8e\"}\n{\"t_us\":2,\"lights\":\"off\"}\n";
         assert_eq!(first_error(text).kind, CaptureErrorKind::TimeGoesBack { t_us: 2, previous: 5 });
     }
 

@@ -66,6 +66,9 @@ pub fn format_record(record: &Record) -> String {
         RecordBody::Command(command) => {
             let _ = write!(out, "\"command\":{}", command.to_json());
         }
+        RecordBody::Link(change) => {
+            let _ = write!(out, "\"link\":\"{}\"", change.name());
+        }
         RecordBody::Event(SensorEvent::Board(picture)) => {
             let _ = write!(out, "\"board\":\"{}\"", picture.to_fen_placement());
         }

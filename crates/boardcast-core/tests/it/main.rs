@@ -13,6 +13,7 @@
 //! - [`pgn`]: PGN as written, and read back as the games written;
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set;
 //! - [`clock_display`]: a DGT 3000 showing moves, byte for byte;
+//! - [`outage`]: a board away and back, with moves missing or not;
 //! - [`pair`]: a visually impaired player's board mirroring the game board;
 //! - [`pairings`]: a real round's tournament report and a CSV, read into
 //!   every board's tags;
@@ -28,6 +29,7 @@ mod clock_display;
 mod corpus;
 mod dead;
 mod millennium;
+mod outage;
 mod pair;
 mod pairings;
 mod payloads;

@@ -4,6 +4,7 @@
 
 use boardcast_core::{
     alert::{Alert, AlertKind},
+    capture::{LinkChange, Record, RecordBody},
     event::{BoardStatus, Event, EventKind},
     game::GameRecord,
     protocol::Protocol,
@@ -24,6 +25,10 @@ pub struct Script {
     /// Report every square turned 180° (a board with its connector on the
     /// wrong side).
     rotated: bool,
+    /// The port to the board closing and opening again.
+    links: Vec<(Timestamp, LinkChange)>,
+    /// The cable is out: the board reports nothing.
+    away: bool,
 }
 
 impl Script {
@@ -34,8 +39,15 @@ impl Script {
 
     /// The standard start position, on a board turned 180°.
     pub fn rotated() -> Self {
-        let mut script =
-            Self { t_ms: 0, board: Picture::from_board(&Board::new()), events: Vec::new(), clock: None, rotated: true };
+        let mut script = Self {
+            t_ms: 0,
+            board: Picture::from_board(&Board::new()),
+            events: Vec::new(),
+            clock: None,
+            rotated: true,
+            links: Vec::new(),
+            away: false,
+        };
         script.events.push((Timestamp::ZERO, SensorEvent::Board(Box::new(script.board.rotated()))));
         script.wait(500);
         script
@@ -45,7 +57,15 @@ impl Script {
     /// at time 0.
     pub fn from_placement(placement: &str) -> Self {
         let board = Picture::from_fen_placement(placement).unwrap();
-        let mut script = Self { t_ms: 0, board: board.clone(), events: Vec::new(), clock: None, rotated: false };
+        let mut script = Self {
+            t_ms: 0,
+            board: board.clone(),
+            events: Vec::new(),
+            clock: None,
+            rotated: false,
+            links: Vec::new(),
+            away: false,
+        };
         script.events.push((Timestamp::ZERO, SensorEvent::Board(Box::new(board))));
         script.wait(500);
         script
@@ -83,6 +103,9 @@ impl Script {
     }
 
     fn reading(&mut self) {
+        if self.away {
+            return;
+        }
         if let Some((white_ms, black_ms, running)) = self.clock {
             let reading = ClockReading::ByColor { white_ms, black_ms, running };
             self.events.push((self.now(), SensorEvent::Clock(reading)));
@@ -99,8 +122,27 @@ impl Script {
         let sq: Square = square.parse().unwrap();
         self.board.set(sq, cell);
         let reported = if self.rotated { sq.flip_vertical().flip_horizontal() } else { sq };
-        self.events.push((self.now(), SensorEvent::Square { square: reported, cell }));
+        if !self.away {
+            self.events.push((self.now(), SensorEvent::Square { square: reported, cell }));
+        }
         self
+    }
+
+    /// The cable is pulled: the port closes and nothing the board sees
+    /// reaches the daemon until [`Script::replug`].
+    pub fn unplug(&mut self) -> &mut Self {
+        self.links.push((self.now(), LinkChange::Disconnected));
+        self.away = true;
+        self
+    }
+
+    /// The cable is put back: the port opens and the board reports itself
+    /// whole, as a board asked for its whole board does.
+    pub fn replug(&mut self) -> &mut Self {
+        self.links.push((self.now(), LinkChange::Connected));
+        self.away = false;
+        let placement = self.board.to_fen_placement();
+        self.dump(&placement)
     }
 
     /// A piece leaves `square`.
@@ -206,7 +248,15 @@ impl Script {
         let mut session = BoardSession::new(Protocol::Events, config, setup);
         let mut events = Vec::new();
         let mut last = Timestamp::ZERO;
+        let mut links = self.links.iter().peekable();
         for (t, event) in &self.events {
+            // The port's changes first, at their time.
+            while let Some(&&(at, change)) = links.peek().filter(|(at, _)| at <= t) {
+                links.next();
+                session.advance_to(at);
+                let record = Record { t: at, body: RecordBody::Link(change) };
+                session.handle_record(&record);
+            }
             session.advance_to(*t);
             session.handle_sensor(*t, event);
             while let Some(output) = session.poll_output() {

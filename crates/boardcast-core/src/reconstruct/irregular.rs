@@ -36,7 +36,7 @@ impl Reconstructor {
         if self.following_lines() {
             self.lines_pressed(now, by);
         }
-        if self.play.as_ref().and_then(|p| p.press).is_some_and(|p| p.by != by) {
+        if self.play.as_ref().and_then(|p| p.pending.press).is_some_and(|p| p.by != by) {
             // The opponent pressed before the first press was judged: the
             // first player's move is not coming (the opponent saw the board
             // and pressed back). Judge that press now, on the board as it
@@ -51,7 +51,7 @@ impl Reconstructor {
             } else if let Some(play) = self.play.as_mut() {
                 // Not judged; but this press is still the correction, not
                 // a press to judge later against a move made meanwhile.
-                play.press = None;
+                play.pending.press = None;
                 play.restoring_press = Some(by);
             }
         }
@@ -86,12 +86,12 @@ impl Reconstructor {
             // press without a move. The offender's replacing move may
             // already be on the board.
             play.restoring_press = None;
-            play.press = None;
+            play.pending.press = None;
             return;
         }
         // No move of `by` to complete yet: the board may still be showing
         // it (a board scans its squares one after another).
-        play.press = Some(Press { by, at: now, deadline: now + self.config.press_grace, clock });
+        play.pending.press = Some(Press { by, at: now, deadline: now + self.config.press_grace, clock });
     }
 
     /// Deadlines of the game in progress.
@@ -99,7 +99,7 @@ impl Reconstructor {
         let Some(play) = &self.play else { return };
         let suspect = self.suspect_until.is_some();
         if !play.over {
-            if let Some(press) = play.press.filter(|p| p.deadline <= now)
+            if let Some(press) = play.pending.press.filter(|p| p.deadline <= now)
                 && !suspect
                 && !self.ask_board_first(now, press.at)
             {
@@ -120,11 +120,11 @@ impl Reconstructor {
             let Some(play) = self.play.as_ref() else {
                 return;
             };
-            if play.quiet_at.is_some_and(|t| t <= now) {
-                let following = play.lines.is_some();
+            if play.pending.quiet_at.is_some_and(|t| t <= now) {
+                let following = play.readings.lines.is_some();
                 let pending_on_board = play.record.pending().is_some() && play.diff.is_empty() && !following;
                 let play = self.play.as_mut().expect("checked above");
-                play.quiet_at = None;
+                play.pending.quiet_at = None;
                 if pending_on_board {
                     self.complete_last(now, None);
                 }
@@ -153,10 +153,10 @@ impl Reconstructor {
         let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
             return;
         };
-        let Some(press) = play.press.take() else {
+        let Some(press) = play.pending.press.take() else {
             return;
         };
-        if play.lines.is_some() {
+        if play.readings.lines.is_some() {
             // The board is read several ways and the record is behind it:
             // the press says nothing about the game position.
             return;

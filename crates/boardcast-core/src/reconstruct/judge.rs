@@ -39,7 +39,7 @@ impl Reconstructor {
     pub(super) fn judge_settled(&mut self, now: Timestamp) {
         match &self.play {
             // Readings of an occupancy board are followed instead.
-            Some(play) if !play.over && play.lines.is_some() => self.judge_lines(now),
+            Some(play) if !play.over && play.readings.lines.is_some() => self.judge_lines(now),
             Some(play) if !play.over => {
                 let verdict = self.verdict(true);
                 self.act(now, verdict, true);
@@ -76,10 +76,10 @@ impl Reconstructor {
             }
             Verdict::MakeUnknownPromotion(m) => self.make_unknown_promotion(now, m, Source::OnBoard),
             Verdict::Seen(m) => {
-                if play.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
+                if play.pending.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
                     // Only the position: its moves are generated if the
                     // board goes on from it (the piece may slide further).
-                    play.seen = Some((m, play.known.after(m)));
+                    play.pending.seen = Some((m, play.known.after(m)));
                 }
             }
             Verdict::Retract => self.retract(now),
@@ -315,7 +315,7 @@ impl Reconstructor {
     /// other way round from now on (or alert, per configuration).
     fn turn_board(&mut self, now: Timestamp) {
         let play = self.play.as_mut().expect("a game is in progress");
-        play.orientation_open = false;
+        play.readings.orientation_open = false;
         if self.config.rotated_board == super::RotatedBoard::Alert {
             return self.alert(
                 now,

@@ -125,8 +125,6 @@ struct Play {
     wrong_start: bool,
     /// Squares where the picture differs from the game position.
     diff: Bitboard,
-    /// A clock press waiting for its move to appear on the board.
-    press: Option<Press>,
     /// The settled board has shown nothing the game explains since then.
     unexplained_since: Option<Timestamp>,
     /// What the daemon last published about the board.
@@ -136,10 +134,6 @@ struct Play {
     /// The unexplained board (since when) whose out-of-sync verdict is
     /// held until then: a result gesture may be under way.
     held: Option<(Timestamp, Timestamp)>,
-    /// Without a clock: when the made move counts as completed. While lines
-    /// are followed (`occupancy.rs`), with or without a clock: when no
-    /// piece can still be in a hand.
-    quiet_at: Option<Timestamp>,
     /// Completed illegal moves per player (7.5.5).
     illegal: ByColor<u32>,
     /// A completed illegal move has not been put right on the board yet.
@@ -151,14 +145,27 @@ struct Play {
     restoring_press: Option<Color>,
     /// Flags fallen per player: the n-th ends the n-th period.
     flags: ByColor<u32>,
-    /// The move last taken back before completion, with its ply number: a
-    /// different move then made for the same ply breaks 4.7.
-    retracted: Option<(usize, crate::event::MoveInfo, Timestamp)>,
     /// An illegal move completed in rapid or blitz, kept in case the
     /// opponent answers it and it stands (A.5.2).
     standing: Option<Standing>,
     /// The board picture last alerted as ambiguous (R10), not to repeat it.
     ambiguous: Option<Picture>,
+    /// Claimable draws already announced for the current position.
+    claims: Vec<crate::game::end::Claimable>,
+    /// The ply count at which an irregular position (A.5.4) was first seen.
+    irregular_at: Option<usize>,
+    /// The move under way.
+    pending: PendingMove,
+    /// What only an occupancy board needs to read the game.
+    readings: occupancy::Readings,
+}
+
+/// The move under way, from the first sight of it on the board to its
+/// completion (6.2.1): until then it may still change, and what it was
+/// made from, what it replaced and what pressed for it is kept here. Most
+/// of it goes once the move is completed or the game position changes.
+#[derive(Debug, Default)]
+struct PendingMove {
     /// A move the board showed but that was left to settle (a piece that
     /// could have been on its way): evidence for telling apart sequences
     /// that reach the same board (R10).
@@ -169,19 +176,15 @@ struct Play {
     /// The position before the last ply with its legal moves, while that
     /// ply is only made (to tell a changed move from a new one).
     before: Option<Box<Known>>,
-    /// Claimable draws already announced for the current position.
-    claims: Vec<crate::game::end::Claimable>,
-    /// The ply count at which an irregular position (A.5.4) was first seen.
-    irregular_at: Option<usize>,
-    /// An occupancy board read more than one way: the readings followed
-    /// until the board tells which is right (`occupancy.rs`).
-    lines: Option<Box<occupancy::Lines>>,
-    /// The start position looked the same turned 180° (an occupancy board):
-    /// the first move tells which way round the board is.
-    orientation_open: bool,
-    /// What an occupancy board saw of the last move on the record: the
-    /// moves after it are judged against it.
-    previous: occupancy::Previous,
+    /// The move last taken back before completion, with its ply number: a
+    /// different move then made for the same ply breaks 4.7.
+    retracted: Option<(usize, crate::event::MoveInfo, Timestamp)>,
+    /// A clock press waiting for its move to appear on the board.
+    press: Option<Press>,
+    /// Without a clock: when the made move counts as completed. While lines
+    /// are followed (`occupancy.rs`), with or without a clock: when no
+    /// piece can still be in a hand.
+    quiet_at: Option<Timestamp>,
 }
 
 /// How the board told of a move being put on the record.
@@ -440,13 +443,13 @@ impl Reconstructor {
             // go away) when it is whole again.
             if !play.over && self.suspect_until.is_none() {
                 let resumed = |t: Timestamp| t.max(self.resumed_at);
-                next.consider(play.press.map(|p| resumed(p.deadline)));
+                next.consider(play.pending.press.map(|p| resumed(p.deadline)));
                 if !matches!(play.status, BoardStatus::OutOfSync { .. }) {
                     next.consider(play.out_of_sync_due(&self.config).map(resumed));
                 }
             }
             if !play.over {
-                next.consider(play.quiet_at);
+                next.consider(play.pending.quiet_at);
             }
         }
         next.0
@@ -519,8 +522,8 @@ impl Reconstructor {
             // completed before has been put right.
             play.illegal_unresolved = false;
         }
-        if play.quiet_at.is_some() {
-            play.quiet_at = Some(now + self.config.quiet_completion);
+        if play.pending.quiet_at.is_some() {
+            play.pending.quiet_at = Some(now + self.config.quiet_completion);
         }
         if judge_now {
             self.judge_now(now);

@@ -125,12 +125,26 @@ impl Previous {
     }
 }
 
+/// What an occupancy board needs to read the game, beyond the game itself.
+#[derive(Debug, Default)]
+pub(super) struct Readings {
+    /// The board read more than one way: the readings followed until the
+    /// board tells which is right.
+    pub(super) lines: Option<Box<Lines>>,
+    /// The start position looked the same turned 180°: the first move
+    /// tells which way round the board is.
+    pub(super) orientation_open: bool,
+    /// What the board saw of the last move on the record: the moves after
+    /// it are judged against it.
+    pub(super) previous: Previous,
+}
+
 /// Lines being followed while the board cannot be read one way.
 #[derive(Debug)]
 pub(super) struct Lines {
     /// The lines still possible, in a stable order. (When the board will
     /// have been still long enough that no piece is still in a hand is the
-    /// game's `quiet_at`.)
+    /// game's `pending.quiet_at`.)
     lines: Vec<Line>,
     /// The arbiter was told the board cannot be read one way.
     alerted: bool,
@@ -500,13 +514,13 @@ impl Reconstructor {
 
     /// When the last move on the record began, as the board saw it.
     pub(super) fn last_began(&self) -> Option<Timestamp> {
-        self.play.as_ref()?.previous.began
+        self.play.as_ref()?.readings.previous.began
     }
 
     /// The lines from the game position that explain `picture`.
     pub(super) fn lines_from_game(&self, picture: &Picture, changes: &Changes) -> Vec<Line> {
         let play = self.play.as_ref().expect("a game is in progress");
-        let start = Line::start(play.known.clone(), play.previous);
+        let start = Line::start(play.known.clone(), play.readings.previous);
         advance(&[start], picture, changes, self.line_plies(), false)
     }
 
@@ -514,16 +528,16 @@ impl Reconstructor {
     pub(super) fn follow_lines(&mut self, now: Timestamp, lines: Vec<Line>) {
         let quiet = self.config.quiet_completion;
         let play = self.play.as_mut().expect("a game is in progress");
-        play.seen = None;
+        play.pending.seen = None;
         play.unexplained_since = None;
-        play.quiet_at = Some(now + quiet);
-        play.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
+        play.pending.quiet_at = Some(now + quiet);
+        play.readings.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
         self.decide_lines(now);
     }
 
     /// Whether lines are being followed.
     pub(super) fn following_lines(&self) -> bool {
-        self.play.as_ref().is_some_and(|p| !p.over && p.lines.is_some())
+        self.play.as_ref().is_some_and(|p| !p.over && p.readings.lines.is_some())
     }
 
     /// The board has settled while lines are followed: take it into each.
@@ -531,7 +545,7 @@ impl Reconstructor {
         let changes = self.changes();
         let (max_plies, quiet) = (self.line_plies(), self.config.quiet_completion);
         let play = self.play.as_mut().expect("a game is in progress");
-        let Some(lines) = play.lines.as_mut() else { return };
+        let Some(lines) = play.readings.lines.as_mut() else { return };
         let next = advance(&lines.lines, &self.picture, &changes, max_plies, false);
         if next.is_empty() {
             // A move half made (the king put down before the rook is
@@ -539,7 +553,7 @@ impl Reconstructor {
             return self.lines_unexplained(now);
         }
         lines.lines = next;
-        play.quiet_at = Some(now + quiet);
+        play.pending.quiet_at = Some(now + quiet);
         self.back_in_sync(now);
         self.decide_lines(now);
     }
@@ -555,19 +569,19 @@ impl Reconstructor {
         }
         let (changes, max_plies, quiet) = (self.changes(), self.line_plies(), self.config.quiet_completion);
         let Some(play) = self.play.as_mut() else { return false };
-        let following = play.lines.is_some();
-        let from = match &play.lines {
+        let following = play.readings.lines.is_some();
+        let from = match &play.readings.lines {
             Some(lines) => lines.lines.clone(),
-            None => vec![Line::start(play.known.clone(), play.previous)],
+            None => vec![Line::start(play.known.clone(), play.readings.previous)],
         };
         let next = advance(&from, &self.picture, &changes, max_plies, true);
         if next.is_empty() || (!following && next.iter().all(|line| line.steps.is_empty())) {
             return false;
         }
-        match play.lines.as_mut() {
+        match play.readings.lines.as_mut() {
             Some(lines) => {
                 lines.lines = next;
-                play.quiet_at = Some(now + quiet);
+                play.pending.quiet_at = Some(now + quiet);
                 self.back_in_sync(now);
                 self.decide_lines(now);
             }
@@ -579,7 +593,7 @@ impl Reconstructor {
     /// The board has been still for `quiet_completion`: no piece is in a
     /// hand any more, so the lines that need one give way.
     pub(super) fn lines_quiet(&mut self, now: Timestamp) {
-        let Some(lines) = self.play.as_mut().and_then(|p| p.lines.as_mut()) else { return };
+        let Some(lines) = self.play.as_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
         prefer(&mut lines.lines, |line| !line.in_air);
         self.decide_lines(now);
         self.alert_lines(now);
@@ -588,7 +602,7 @@ impl Reconstructor {
     /// `by` pressed the clock: their move is finished, so the lines in
     /// which they have not moved give way.
     pub(super) fn lines_pressed(&mut self, now: Timestamp, by: shakmaty::Color) {
-        let Some(lines) = self.play.as_mut().and_then(|p| p.lines.as_mut()) else { return };
+        let Some(lines) = self.play.as_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
         prefer(&mut lines.lines, |line| line.end.pos.turn() != by);
         self.decide_lines(now);
     }
@@ -597,14 +611,14 @@ impl Reconstructor {
     /// line is left.
     fn decide_lines(&mut self, now: Timestamp) {
         let play = self.play.as_mut().expect("a game is in progress");
-        let Some(lines) = play.lines.as_mut() else { return };
+        let Some(lines) = play.readings.lines.as_mut() else { return };
         let agreed = agreed(&lines.lines);
         let steps: Vec<Step> = lines.lines[0].steps[..agreed].to_vec();
         for line in &mut lines.lines {
             line.steps.drain(..agreed);
         }
         if lines.lines.len() == 1 {
-            play.lines = None;
+            play.readings.lines = None;
         } else if agreed > 0 {
             // What is left open is a new question for the arbiter.
             lines.alerted = false;
@@ -614,14 +628,14 @@ impl Reconstructor {
         // A move recorded resets the quiet time (with a clock, to nothing):
         // lines still open want it.
         let quiet = now + self.config.quiet_completion;
-        if let Some(play) = self.play.as_mut().filter(|p| agreed > 0 && p.lines.is_some()) {
-            play.quiet_at = Some(quiet);
+        if let Some(play) = self.play.as_mut().filter(|p| agreed > 0 && p.readings.lines.is_some()) {
+            play.pending.quiet_at = Some(quiet);
         }
         // Far behind the board: tell the arbiter.
         let lagging = self
             .play
             .as_ref()
-            .and_then(|p| p.lines.as_ref())
+            .and_then(|p| p.readings.lines.as_ref())
             .is_some_and(|l| l.lines.iter().all(|line| line.steps.len() >= self.config.fill_in_plies));
         if lagging {
             self.alert_lines(now);
@@ -638,9 +652,9 @@ impl Reconstructor {
                 self.make_move(now, step.m, how);
             }
             let play = self.play.as_mut().expect("a game is in progress");
-            play.previous = step.seen_as;
+            play.readings.previous = step.seen_as;
             if play.over {
-                play.lines = None;
+                play.readings.lines = None;
                 return;
             }
             if i + 1 < steps.len() {
@@ -653,7 +667,7 @@ impl Reconstructor {
     /// way.
     fn alert_lines(&mut self, now: Timestamp) {
         let Some(play) = self.play.as_mut() else { return };
-        let Some(lines) = play.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
+        let Some(lines) = play.readings.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
         lines.alerted = true;
         let since = lines.since;
         let pos = play.known.pos.clone();
@@ -695,7 +709,7 @@ impl Reconstructor {
     pub(super) fn enter_on_lines(&mut self, now: Timestamp, moves: &[Move]) -> Option<String> {
         let quiet = self.config.quiet_completion;
         let play = self.play.as_mut()?;
-        let lines = play.lines.as_mut()?;
+        let lines = play.readings.lines.as_mut()?;
         let n = moves.len();
         let begins = |line: &Line| line.steps.len() >= n && line.steps.iter().zip(moves).all(|(s, m)| s.m == *m);
         if !lines.lines.iter().any(begins) {
@@ -709,15 +723,15 @@ impl Reconstructor {
         // What is left open, if anything, is a new question.
         lines.alerted = false;
         lines.since = now;
-        play.quiet_at = Some(now + quiet);
+        play.pending.quiet_at = Some(now + quiet);
         let before = play.record.plies.len();
         for step in &entered {
             self.make_move(now, step.m, Source::Entered);
             self.complete_last(now, None);
             let play = self.play.as_mut().expect("a game is in progress");
-            play.previous = step.seen_as;
+            play.readings.previous = step.seen_as;
             if play.over {
-                play.lines = None;
+                play.readings.lines = None;
                 break;
             }
         }
@@ -733,7 +747,7 @@ impl Reconstructor {
         if !then.is_empty() {
             reply.push_str(&format!("; then, as the board showed: {}", then.join(" ")));
         }
-        if play.lines.is_some() {
+        if play.readings.lines.is_some() {
             reply.push_str("; the board can still be read more than one way after that");
         }
         Some(reply)
@@ -742,7 +756,7 @@ impl Reconstructor {
     /// Stops following lines (the operator changed the game).
     pub(super) fn drop_lines(&mut self) {
         if let Some(play) = self.play.as_mut() {
-            play.lines = None;
+            play.readings.lines = None;
         }
     }
 }

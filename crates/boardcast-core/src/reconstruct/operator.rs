@@ -132,17 +132,17 @@ impl Reconstructor {
         play.record.result = None;
         play.over = false;
         play.known = Known::new(play.record.position().clone());
-        play.before = None;
-        play.retracted = None;
-        play.seen = None;
+        play.pending.before = None;
+        play.pending.retracted = None;
+        play.pending.seen = None;
         play.standing = None;
         play.ambiguous = None;
-        play.press = None;
-        play.quiet_at = None;
+        play.pending.press = None;
+        play.pending.quiet_at = None;
         play.gesture = None;
         play.illegal_unresolved = false;
         play.claims.clear();
-        play.lines = None;
+        play.readings.lines = None;
         play.resync(&self.picture);
         self.emit(now, EventKind::MoveRetracted { previous: previous.clone() });
         if reopened {
@@ -257,9 +257,9 @@ impl Reconstructor {
         let play = self.play.as_mut().expect("checked by the caller");
         play.known = Known::new(play.record.position().clone());
         let last = play.record.plies.len() - 1;
-        play.before = Some(Box::new(Known::new(play.record.position_before(last).clone())));
-        play.seen = None;
-        play.lines = None;
+        play.pending.before = Some(Box::new(Known::new(play.record.position_before(last).clone())));
+        play.pending.seen = None;
+        play.readings.lines = None;
         play.resync(&self.picture);
         let forced = forced_result_with(&play.record, play.known.has_moves());
         let decided_by_board = play.record.result.is_some_and(|r| {

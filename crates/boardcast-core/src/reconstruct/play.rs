@@ -5,8 +5,9 @@
 use shakmaty::{Bitboard, CastlingMode, Color, Move, Position};
 
 use super::{
-    Play, Reconstructor, Source,
+    PendingMove, Play, Reconstructor, Source,
     known::Known,
+    occupancy::Readings,
     start::{Start, find_wrong_start},
     touch::{describe_move, touch_findings},
 };
@@ -104,26 +105,20 @@ impl Reconstructor {
             over: false,
             wrong_start,
             diff,
-            press: None,
             unexplained_since: None,
             status: BoardStatus::InSync,
             gesture: None,
             held: None,
-            quiet_at: None,
             illegal: Default::default(),
             illegal_unresolved: false,
             restoring_press: None,
             flags: Default::default(),
-            retracted: None,
             standing: None,
             ambiguous: None,
-            seen: None,
-            before: None,
             claims: Vec::new(),
             irregular_at: None,
-            lines: None,
-            orientation_open,
-            previous: Default::default(),
+            pending: PendingMove::default(),
+            readings: Readings { orientation_open, ..Readings::default() },
         });
         self.emit(
             now,
@@ -143,7 +138,7 @@ impl Reconstructor {
         let play = self.play.as_mut().expect("a game is in progress");
         let mover = play.known.pos.turn();
         if let Some(changes) = changes {
-            play.previous = play.previous.then(&changes, &play.known.pos, m);
+            play.readings.previous = play.readings.previous.then(&changes, &play.known.pos, m);
         }
         // The sensor history says nothing about a move the operator entered.
         let findings = if how == Source::Entered {
@@ -156,8 +151,8 @@ impl Reconstructor {
             self.complete_last(now, None);
         }
         let play = self.play.as_mut().expect("a game is in progress");
-        let retracted = play.retracted.take().filter(|(ply, _, _)| *ply == play.record.plies.len() + 1);
-        let (san, next) = match play.seen.take() {
+        let retracted = play.pending.retracted.take().filter(|(ply, _, _)| *ply == play.record.plies.len() + 1);
+        let (san, next) = match play.pending.seen.take() {
             Some((seen, after)) if seen == m => (play.known.san_to(m, &after), after),
             _ => play.known.play(m),
         };
@@ -167,9 +162,9 @@ impl Reconstructor {
         ply.entered = how == Source::Entered;
         let before = std::mem::replace(&mut play.known, next);
         // The box of the position before the previous move is reused.
-        match &mut play.before {
+        match &mut play.pending.before {
             Some(boxed) => **boxed = before,
-            None => play.before = Some(Box::new(before)),
+            None => play.pending.before = Some(Box::new(before)),
         }
         let info = move_info(&play.record, play.record.plies.len() - 1);
         // A move taken back before completion and replaced by another: the
@@ -219,7 +214,7 @@ impl Reconstructor {
         let index = play.record.plies.len() - 1;
         let previous = move_info(&play.record, index);
         let old = play.record.pop().expect("a made move to amend");
-        let before = match play.before.take() {
+        let before = match play.pending.before.take() {
             Some(before) => *before,
             None => Known::new(play.record.position().clone()),
         };
@@ -227,7 +222,7 @@ impl Reconstructor {
         let (san, next) = before.play(m);
         play.record.push_played(m, san, next.pos.clone(), now, false);
         play.known = next;
-        play.before = Some(Box::new(before.clone()));
+        play.pending.before = Some(Box::new(before.clone()));
         let now_info = move_info(&play.record, index);
         self.emit(now, EventKind::MoveAmended { previous: Box::new(previous), now: Box::new(now_info) });
         let castled_through = matches!(m, Move::Castle { .. }) && {
@@ -289,11 +284,11 @@ impl Reconstructor {
         let play = self.play.as_mut().expect("a game is in progress");
         let index = play.record.plies.len() - 1;
         let previous = move_info(&play.record, index);
-        play.retracted = Some((index + 1, previous.clone(), play.record.plies[index].made_at));
+        play.pending.retracted = Some((index + 1, previous.clone(), play.record.plies[index].made_at));
         play.record.pop();
-        play.quiet_at = None;
-        play.seen = None;
-        if let Some(before) = play.before.take() {
+        play.pending.quiet_at = None;
+        play.pending.seen = None;
+        if let Some(before) = play.pending.before.take() {
             play.known = *before;
         }
         play.resync(&self.picture);
@@ -317,7 +312,7 @@ impl Reconstructor {
             ply.status = MoveStatus::Completed;
             ply.completed_at = Some(now);
             let clock_ms = ply.clock_ms;
-            play.quiet_at = None;
+            play.pending.quiet_at = None;
             self.emit(now, EventKind::MoveCompleted { ply: index, clock_ms });
         }
     }
@@ -343,10 +338,10 @@ impl Reconstructor {
         play.unexplained_since = None;
         play.gesture = None;
         play.ambiguous = None;
-        play.seen = None;
+        play.pending.seen = None;
         play.standing = None;
         play.illegal_unresolved = false;
-        play.quiet_at = (!clock_runs).then_some(now + self.config.quiet_completion);
+        play.pending.quiet_at = (!clock_runs).then_some(now + self.config.quiet_completion);
         if matches!(play.status, BoardStatus::OutOfSync { .. }) {
             play.status = BoardStatus::InSync;
             self.emit(now, EventKind::Status(BoardStatus::InSync));
@@ -354,10 +349,10 @@ impl Reconstructor {
         // A press that came before the board showed the move completes it.
         let play = self.play.as_mut().expect("a game is in progress");
         let mover = play.record.plies.last().map(|p| p.mover);
-        if let Some(press) = play.press
+        if let Some(press) = play.pending.press
             && Some(press.by) == mover
         {
-            play.press = None;
+            play.pending.press = None;
             self.complete_last(press.at.max(now), Some(press.clock));
         }
         self.check_end(now);
@@ -398,8 +393,8 @@ impl Reconstructor {
         let play = self.play.as_mut().expect("a game is in progress");
         play.record.result = Some(result);
         play.over = true;
-        play.press = None;
-        play.quiet_at = None;
+        play.pending.press = None;
+        play.pending.quiet_at = None;
         play.unexplained_since = None;
         play.gesture = None;
         self.emit(now, EventKind::GameEnded(result));

@@ -151,7 +151,9 @@ impl Reconstructor {
 
     /// The made move was changed or taken back before completion.
     fn made_move_changed(&self, look: &Look<'_>) -> Option<Verdict> {
-        let (Some(pending), Some(before)) = (look.play.record.pending(), &look.play.before) else { return None };
+        let (Some(pending), Some(before)) = (look.play.record.pending(), &look.play.pending.before) else {
+            return None;
+        };
         let picture = look.picture;
         // The board of the position before differs from the current one
         // only on the squares the made move changed.
@@ -195,7 +197,7 @@ impl Reconstructor {
     /// The board showed a move that was left to settle, and now shows the
     /// opponent's answer on top of it.
     fn seen_move_answered(&self, look: &Look<'_>) -> Option<Verdict> {
-        let (seen, after) = look.play.seen.as_ref()?;
+        let (seen, after) = look.play.pending.seen.as_ref()?;
         let picture = look.picture;
         let after_diff = picture.diff(after.pos.board());
         let mover = look.known.pos.turn();
@@ -254,7 +256,7 @@ impl Reconstructor {
     /// An occupancy board's start position looks the same turned 180°:
     /// the first moves tell which way round it is.
     fn start_turned_round(&self, look: &Look<'_>) -> Option<Verdict> {
-        if !look.play.orientation_open || !look.play.record.plies.is_empty() {
+        if !look.play.readings.orientation_open || !look.play.record.plies.is_empty() {
             return None;
         }
         self.orientation()
@@ -288,7 +290,7 @@ impl Reconstructor {
         let mut sequences = find_sequences(look.known, look.picture, self.config.fill_in_plies, None);
         // Lines that differ only before what the board showed (f3 gxf3 or
         // f4 gxf3 e.p.): the one through the position seen on the board.
-        if let (true, Some((seen, _))) = (sequences.len() > 1, &play.seen) {
+        if let (true, Some((seen, _))) = (sequences.len() > 1, &play.pending.seen) {
             let through = find_sequences(look.known, look.picture, self.config.fill_in_plies, Some(*seen));
             if through.len() == 1 {
                 sequences = through;

@@ -22,7 +22,7 @@ impl Reconstructor {
     /// `touch_min` or longer, alert.
     pub(super) fn check_put_back(&mut self, now: Timestamp, square: Square, cell: Cell) {
         let Cell::Piece(piece) = cell else { return };
-        let Some(play) = self.play.as_ref().filter(|p| !p.over && p.readings.lines.is_none()) else { return };
+        let Some(play) = self.phase.playing().filter(|p| p.readings.lines.is_none()) else { return };
         let pos = &play.known.pos;
         if piece.color == pos.turn() || pos.board().piece_at(square) != Some(piece) {
             return;

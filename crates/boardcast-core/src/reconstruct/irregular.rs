@@ -23,7 +23,7 @@ use crate::{
 impl Reconstructor {
     /// `by` pressed the clock.
     pub(super) fn handle_press(&mut self, now: Timestamp, by: Color, clock: ClockState) {
-        if self.play.as_ref().is_none_or(|p| p.over) {
+        if self.phase.playing().is_none() {
             return;
         }
         // A press says the move is finished: judge the board now rather
@@ -36,7 +36,7 @@ impl Reconstructor {
         if self.following_lines() {
             self.lines_pressed(now, by);
         }
-        if self.play.as_ref().and_then(|p| p.pending.press).is_some_and(|p| p.by != by) {
+        if self.phase.game().and_then(|p| p.pending.press).is_some_and(|p| p.by != by) {
             // The opponent pressed before the first press was judged: the
             // first player's move is not coming (the opponent saw the board
             // and pressed back). Judge that press now, on the board as it
@@ -48,14 +48,14 @@ impl Reconstructor {
             let lost_bytes = self.suspect_until.is_some_and(|t| t == self.lost_at + super::LOST_BYTES_WAIT);
             if !lost_bytes {
                 self.judge_press(now);
-            } else if let Some(play) = self.play.as_mut() {
+            } else if let Some(play) = self.phase.game_mut() {
                 // Not judged; but this press is still the correction, not
                 // a press to judge later against a move made meanwhile.
                 play.pending.press = None;
                 play.restoring_press = Some(by);
             }
         }
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(play) = self.phase.playing_mut() else {
             return;
         };
         if play.restoring_press.is_some_and(|c| c != by) {
@@ -96,16 +96,15 @@ impl Reconstructor {
 
     /// Deadlines of the game in progress.
     pub(super) fn handle_game_timers(&mut self, now: Timestamp) {
-        let Some(play) = &self.play else { return };
         let suspect = self.suspect_until.is_some();
-        if !play.over {
+        if let Some(play) = self.phase.playing() {
             if let Some(press) = play.pending.press.filter(|p| p.deadline <= now)
                 && !suspect
                 && !self.ask_board_first(now, press.at)
             {
                 self.judge_press(now);
             }
-            let Some(play) = self.play.as_ref() else {
+            let Some(play) = self.phase.game() else {
                 return;
             };
             let since = play.unexplained_since.unwrap_or(now);
@@ -117,13 +116,12 @@ impl Reconstructor {
             {
                 self.out_of_sync(now);
             }
-            let Some(play) = self.play.as_ref() else {
+            let Some(play) = self.phase.game_mut() else {
                 return;
             };
             if play.pending.quiet_at.is_some_and(|t| t <= now) {
                 let following = play.readings.lines.is_some();
                 let pending_on_board = play.record.pending().is_some() && play.diff.is_empty() && !following;
-                let play = self.play.as_mut().expect("checked above");
                 play.pending.quiet_at = None;
                 if pending_on_board {
                     self.complete_last(now, None);
@@ -133,7 +131,7 @@ impl Reconstructor {
                 }
             }
         }
-        let Some(play) = self.play.as_ref() else {
+        let Some(play) = self.phase.game() else {
             return;
         };
         if let Some((since, outcome)) = play.gesture
@@ -150,7 +148,7 @@ impl Reconstructor {
             self.judge_settled(now);
         }
         let since = self.window_start(0);
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(play) = self.phase.playing_mut() else {
             return;
         };
         let Some(press) = play.pending.press.take() else {
@@ -197,7 +195,6 @@ impl Reconstructor {
             .collect::<Vec<_>>()
             .join(", ");
         if self.setup.illegal_moves_stand() {
-            let play = self.play.as_mut().expect("a game is in progress");
             play.standing = standing_position(&known.pos, &self.picture).map(|(mv, position)| Standing {
                 at: press.at,
                 mv,
@@ -212,7 +209,7 @@ impl Reconstructor {
     /// An illegal move was completed: alert with what 7.5.5 (and A.3)
     /// provide for the first and the second one.
     fn illegal_completed(&mut self, ply: usize, press: Press, kind: AlertKind, what: String, since: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         play.illegal_unresolved = true;
         if kind != AlertKind::PawnNotReplaced {
             // The position (and the clock) are put back: the opponent's
@@ -243,7 +240,7 @@ impl Reconstructor {
     /// The opponent's answer to a completed illegal move, if the board shows
     /// one.
     pub(super) fn standing_reply(&self) -> Option<Move> {
-        let standing = self.play.as_ref()?.standing.as_ref()?;
+        let standing = self.phase.game()?.standing.as_ref()?;
         let diff = self.picture.diff(standing.position.pos.board());
         match find_move(&standing.position, &self.picture, diff, false) {
             Found::One(reply) => Some(reply),
@@ -256,17 +253,20 @@ impl Reconstructor {
     /// from the board.
     pub(super) fn stand(&mut self, now: Timestamp) {
         let Some(reply) = self.standing_reply() else { return };
-        let standing = self.play.as_mut().and_then(|p| p.standing.take()).expect("checked above");
-        let by = !standing.position.pos.turn();
         let since = self.window_start(0);
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
+        let Some(standing) = play.standing.take() else { return };
+        let by = !standing.position.pos.turn();
         play.record.push_illegal(standing.mv, standing.position.pos.clone(), standing.at);
         play.known = standing.position;
         let index = play.record.plies.len() - 1;
         let info = super::play::move_info(&play.record, index);
+        let completed = play.complete_last(standing.at, Some(standing.clock));
+        let written = play.record.plies[index].san;
         self.emit(standing.at, EventKind::MoveMade(info));
-        self.complete_last(standing.at, Some(standing.clock));
-        let written = self.play.as_ref().expect("a game is in progress").record.plies[index].san;
+        if let Some(completed) = completed {
+            self.emit(standing.at, completed);
+        }
         self.alert(
             now,
             AlertKind::IllegalMoveStands,
@@ -294,13 +294,13 @@ impl Reconstructor {
         // A regular board with nothing irregular noted before changes
         // nothing, whatever the tempo: asked first, as the tempo comes from
         // parsing the `TimeControl` tag and this runs at every press.
-        if irregular.is_none() && self.play.as_ref().is_some_and(|p| p.irregular_at.is_none()) {
+        if irregular.is_none() && self.phase.game().is_some_and(|p| p.irregular_at.is_none()) {
             return;
         }
         if !self.setup.illegal_moves_stand() {
             return;
         }
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         let plies = play.record.plies.len();
         let Some(what) = irregular else {
             play.irregular_at = None;
@@ -324,7 +324,7 @@ impl Reconstructor {
 
     /// `color`'s flag fell (6.9, 6.4, III.3.1).
     pub(super) fn handle_flag(&mut self, now: Timestamp, color: Color, clock: ClockState) {
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(play) = self.phase.playing_mut() else {
             return;
         };
         // A player's n-th flag marks the end of the n-th period of the time
@@ -335,6 +335,9 @@ impl Reconstructor {
         let time_control: Option<TimeControl> = play.record.tag("TimeControl").and_then(|t| t.parse().ok());
         let quota = time_control.as_ref().and_then(|tc| tc.quota_by_end_of(period));
         let moves = play.record.moves_by(color);
+        // What the flag means if it decides the game (it is not looked at
+        // again once the alerts below are raised).
+        let result = flag_result(&play.record, color);
         if let Some(quota) = quota
             && moves >= quota
         {
@@ -346,7 +349,6 @@ impl Reconstructor {
             self.alert(now, AlertKind::FlagAfterQuota, Some(color), message, Vec::new(), now);
             return;
         }
-        let play = self.play.as_ref().expect("a game is in progress");
         if both {
             if quota.is_none() {
                 let result = GameResult { outcome: KnownOutcome::Draw, termination: Termination::BothFlagsFallen };
@@ -357,7 +359,6 @@ impl Reconstructor {
             }
             return;
         }
-        let result = flag_result(&play.record, color);
         let outcome = match result.outcome {
             KnownOutcome::Draw => format!("a draw, as {} cannot checkmate by any legal sequence", side_name(!color)),
             KnownOutcome::Decisive { winner } => format!("a win for {}", side_name(winner)),
@@ -386,7 +387,7 @@ impl Reconstructor {
 
     /// The kings have stood on the centre squares for `gesture_hold`.
     fn result_gesture(&mut self, now: Timestamp, outcome: KnownOutcome) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         play.gesture = None;
         if let Some(result) = play.record.result {
             if result.outcome != outcome {
@@ -412,21 +413,25 @@ impl Reconstructor {
         // and is taken back. Without a clock the board cannot tell the two
         // apart and the move stays (the operator can take it back).
         let clock_in_use = self.clock.state().is_some();
-        if let Some(last) = play.record.plies.last()
-            && clock_in_use
-            && last.pressed_at.is_none()
-            && let crate::game::PlyMove::Legal(m) = last.mv
-            && m.role() == Role::King
-            && super::gesture::centre().any(|sq| sq == m.to())
-        {
-            let index = play.record.plies.len() - 1;
-            let previous = super::play::move_info(&play.record, index);
+        let gesture_half = play.record.plies.last().is_some_and(|last| {
+            clock_in_use
+                && last.pressed_at.is_none()
+                && matches!(last.mv, crate::game::PlyMove::Legal(m)
+                    if m.role() == Role::King && super::gesture::centre().any(|sq| sq == m.to()))
+        });
+        let taken_back = gesture_half.then(|| {
+            let previous = super::play::move_info(&play.record, play.record.plies.len() - 1);
             play.record.pop();
+            previous
+        });
+        play.resync(&self.picture);
+        let completed = play.complete_last(now, None);
+        if let Some(previous) = taken_back {
             self.emit(now, EventKind::MoveRetracted { previous });
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.resync(&self.picture);
-        self.complete_last(now, None);
+        if let Some(completed) = completed {
+            self.emit(now, completed);
+        }
         self.end_game(now, GameResult { outcome, termination: Termination::ResultGesture });
     }
 }

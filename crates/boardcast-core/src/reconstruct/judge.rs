@@ -11,7 +11,7 @@
 use shakmaty::{Move, Position};
 
 use super::{
-    Reconstructor, Source,
+    Phase, Reconstructor, Source,
     describe::{describe_cell, describe_line},
     gesture::result_gesture,
     start::{find_start, find_wrong_start},
@@ -29,28 +29,30 @@ impl Reconstructor {
     pub(super) fn judge_now(&mut self, now: Timestamp) {
         // Readings of an occupancy board are followed from one still board
         // to the next.
-        if self.play.as_ref().is_some_and(|p| !p.over) && !self.following_lines() {
-            let verdict = self.verdict(false);
+        if let Some(game) = self.phase.playing()
+            && !self.following_lines()
+        {
+            let verdict = self.verdict(game, false);
             self.act(now, verdict, false);
         }
     }
 
     /// Judges the board once it has been still for `settle`.
     pub(super) fn judge_settled(&mut self, now: Timestamp) {
-        match &self.play {
+        match self.phase.playing() {
             // Readings of an occupancy board are followed instead.
-            Some(play) if !play.over && play.readings.lines.is_some() => self.judge_lines(now),
-            Some(play) if !play.over => {
-                let verdict = self.verdict(true);
+            Some(game) if game.readings.lines.is_some() => self.judge_lines(now),
+            Some(game) => {
+                let verdict = self.verdict(game, true);
                 self.act(now, verdict, true);
             }
-            _ => self.judge_waiting(now),
+            None => self.judge_waiting(now),
         }
     }
 
     /// Carries out a verdict.
     fn act(&mut self, now: Timestamp, verdict: Verdict, settled: bool) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         if !matches!(verdict, Verdict::Gesture(_)) {
             play.gesture = None;
         }
@@ -69,8 +71,8 @@ impl Reconstructor {
                 self.make_move(now, m, Source::OnBoard);
                 // Once settled, whatever else the board shows is judged now:
                 // nothing may change again to prompt it.
-                if settled && self.play.as_ref().is_some_and(|p| !p.over && !p.diff.is_empty()) {
-                    let verdict = self.verdict(settled);
+                if settled && let Some(game) = self.phase.playing().filter(|p| !p.diff.is_empty()) {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
@@ -87,8 +89,8 @@ impl Reconstructor {
             Verdict::SeenThenAnswer(m) => {
                 self.make_move(now, m, Source::OnBoard);
                 // The answer is now a move from the game position.
-                if self.play.as_ref().is_some_and(|p| !p.over) {
-                    let verdict = self.verdict(settled);
+                if let Some(game) = self.phase.playing() {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
@@ -97,8 +99,11 @@ impl Reconstructor {
                 // On an occupancy board the lifted piece may also have made
                 // a capture the board could not see: settled, that is
                 // judged now, as nothing may change again to prompt it.
-                if settled && self.occupancy() {
-                    let verdict = self.verdict(settled);
+                if settled
+                    && self.occupancy()
+                    && let Some(game) = self.phase.game()
+                {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
@@ -107,8 +112,8 @@ impl Reconstructor {
             Verdict::Follow(lines) => self.follow_lines(now, lines),
             Verdict::TurnBoard => {
                 self.turn_board(now);
-                if self.play.as_ref().is_some_and(|p| !p.over && !p.diff.is_empty()) {
-                    let verdict = self.verdict(settled);
+                if let Some(game) = self.phase.playing().filter(|p| !p.diff.is_empty()) {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
@@ -128,14 +133,14 @@ impl Reconstructor {
     /// a piece knocked over) leaves them waiting for the board, and is
     /// published as out of sync if it lasts.
     pub(super) fn lines_unexplained(&mut self, now: Timestamp) {
-        let verdict = self.verdict(true);
+        let Some(game) = self.phase.game() else { return };
+        let verdict = self.verdict(game, true);
         if matches!(verdict, Verdict::NewGame(_) | Verdict::Gesture(_)) {
             self.drop_lines();
             return self.act(now, verdict, true);
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        if play.unexplained_since.is_none() {
-            play.unexplained_since = Some(now);
+        if let Some(play) = self.phase.game_mut() {
+            play.unexplained_since.get_or_insert(now);
         }
     }
 
@@ -170,9 +175,7 @@ impl Reconstructor {
             return;
         }
         self.wrong_start = None;
-        if let Some(play) = self.play.as_mut()
-            && play.over
-        {
+        if let Phase::Over(play) = &mut self.phase {
             match result_gesture(&self.picture) {
                 Some(outcome) if play.gesture.is_none_or(|(_, seen)| seen != outcome) => {
                     play.gesture = Some((now, outcome));
@@ -185,11 +188,10 @@ impl Reconstructor {
 
     /// The board shows the game position again.
     pub(super) fn back_in_sync(&mut self, now: Timestamp) {
-        let Some(play) = self.play.as_mut() else { return };
+        let Some(play) = self.phase.game_mut() else { return };
         play.unexplained_since = None;
         play.gesture = None;
-        if matches!(play.status, BoardStatus::OutOfSync { .. }) {
-            play.status = BoardStatus::InSync;
+        if play.back_in_sync() {
             self.emit(now, EventKind::Status(BoardStatus::InSync));
         }
     }
@@ -198,7 +200,7 @@ impl Reconstructor {
     /// publish it with the squares that differ (R9), and say which pieces of
     /// the side not to move left their squares (7.4.1).
     pub(super) fn out_of_sync(&mut self, now: Timestamp) {
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else { return };
+        let Some(play) = self.phase.playing_mut() else { return };
         let since = play.unexplained_since.unwrap_or(now);
         let play_illegal_unresolved = play.illegal_unresolved;
         let to_move = play.known.pos.turn();
@@ -259,7 +261,7 @@ impl Reconstructor {
     /// order is recorded, marked as uncertain, and the arbiter is told the
     /// others.
     fn ambiguous(&mut self, now: Timestamp, mut sequences: Vec<Vec<Move>>) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         if play.ambiguous.as_ref() == Some(&self.picture) {
             return;
         }
@@ -270,7 +272,12 @@ impl Reconstructor {
         sequences.sort_by_cached_key(|line| describe_line(&pos, line));
         let lines: Vec<String> = sequences.iter().map(|line| describe_line(&pos, line)).collect();
         let same_position = transpositions(&pos, &sequences);
-        if same_position && self.config.uncertain_order == super::UncertainOrder::Record {
+        let record_order = same_position && self.config.uncertain_order == super::UncertainOrder::Record;
+        if !record_order {
+            // Waiting for the board: not alerted again for this picture.
+            play.ambiguous = Some(self.picture.clone());
+        }
+        if record_order {
             let plies = sequences[0].len();
             self.alert(
                 now,
@@ -286,8 +293,6 @@ impl Reconstructor {
             );
             return self.fill_in(now, &sequences[0], Source::InferredOrderUncertain);
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.ambiguous = Some(self.picture.clone());
         let same = if same_position { "; the position is the same either way" } else { "" };
         self.alert(
             now,
@@ -314,7 +319,7 @@ impl Reconstructor {
     /// The board turned out to report its squares turned 180°: read it the
     /// other way round from now on (or alert, per configuration).
     fn turn_board(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         play.readings.orientation_open = false;
         if self.config.rotated_board == super::RotatedBoard::Alert {
             return self.alert(
@@ -329,7 +334,6 @@ impl Reconstructor {
         self.rotated = !self.rotated;
         self.picture = self.picture.rotated();
         self.log.rotate();
-        let play = self.play.as_mut().expect("a game is in progress");
         play.resync(&self.picture);
         self.alert(
             now,

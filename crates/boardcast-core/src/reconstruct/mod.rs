@@ -80,8 +80,8 @@ pub struct Reconstructor {
     settle_at: Option<Timestamp>,
     clock: ClockTracker,
     log: SensorLog,
-    /// The game being played, or the last one (until the next starts).
-    play: Option<Play>,
+    /// Waiting for a game, playing one, or past the end of one.
+    phase: Phase,
     /// A wrong initial position on the board, since when.
     wrong_start: Option<(Timestamp, Picture)>,
     /// Pictures already alerted while waiting for a game, so that an alert
@@ -112,15 +112,90 @@ pub struct Reconstructor {
     board_request: bool,
 }
 
-/// A game in progress (or just ended).
+/// Where the board is in its games. The phase says what the board is
+/// watched for, so a game that has ended is not judged for moves, and code
+/// that needs a game in progress gets one from [`Phase::playing_mut`]
+/// rather than checking a flag beside it.
 #[derive(Debug)]
-struct Play {
+enum Phase {
+    /// No game yet, or the last one closed by the operator: the board is
+    /// watched for a start position.
+    Waiting,
+    /// A game in progress: the board is judged against it.
+    Playing(Game),
+    /// The game has a result. It stays the board's current game (it may
+    /// still be corrected, or reopened by a take-back) until the next one
+    /// starts; the board is only watched for the result gesture and the
+    /// next game's set-up.
+    Over(Game),
+}
+
+impl Phase {
+    /// The current game, in progress or over.
+    fn game(&self) -> Option<&Game> {
+        match self {
+            Self::Waiting => None,
+            Self::Playing(game) | Self::Over(game) => Some(game),
+        }
+    }
+
+    fn game_mut(&mut self) -> Option<&mut Game> {
+        match self {
+            Self::Waiting => None,
+            Self::Playing(game) | Self::Over(game) => Some(game),
+        }
+    }
+
+    /// The game in progress.
+    fn playing(&self) -> Option<&Game> {
+        match self {
+            Self::Playing(game) => Some(game),
+            _ => None,
+        }
+    }
+
+    fn playing_mut(&mut self) -> Option<&mut Game> {
+        match self {
+            Self::Playing(game) => Some(game),
+            _ => None,
+        }
+    }
+
+    /// Whether the current game has ended.
+    fn is_over(&self) -> bool {
+        matches!(self, Self::Over(_))
+    }
+
+    /// Takes the current game away, leaving the board waiting.
+    fn take_game(&mut self) -> Option<Game> {
+        match std::mem::replace(self, Self::Waiting) {
+            Self::Waiting => None,
+            Self::Playing(game) | Self::Over(game) => Some(game),
+        }
+    }
+
+    /// The game in progress has ended.
+    fn end(&mut self) {
+        if let Self::Playing(game) = std::mem::replace(self, Self::Waiting) {
+            *self = Self::Over(game);
+        }
+    }
+
+    /// The game that had ended is in progress again.
+    fn reopen(&mut self) {
+        if let Self::Over(game) = std::mem::replace(self, Self::Waiting) {
+            *self = Self::Playing(game);
+        }
+    }
+}
+
+/// A game on the board: its record, and what judging the board against it
+/// needs to remember.
+#[derive(Debug)]
+struct Game {
     record: GameRecord,
     /// The game position with its legal moves, kept in step with `record`.
     known: Known,
-    /// The game has a result; the board is only watched for the result
-    /// gesture and for the next game's set-up.
-    over: bool,
     /// The game started from a wrong initial position (7.2.1).
     wrong_start: bool,
     /// Squares where the picture differs from the game position.
@@ -227,7 +302,7 @@ struct Standing {
     clock: ClockState,
 }
 
-impl Play {
+impl Game {
     /// When the unexplained board is published as out of sync (and its
     /// displaced pieces alerted). Not while the result gesture is being
     /// held; and a king put on a centre square may be the first half of
@@ -269,6 +344,96 @@ impl Play {
         }
         self.diff = picture.diff(self.known.pos.board());
     }
+
+    /// Completes the last ply if it is only made, with the mover's clock if
+    /// a press completed it: the event to publish when it was only made.
+    fn complete_last(&mut self, now: Timestamp, press: Option<ClockState>) -> Option<EventKind> {
+        let index = self.record.plies.len();
+        let ply = self.record.plies.last_mut()?;
+        if let Some(clock) = press {
+            ply.pressed_at = Some(now);
+            ply.clock_ms = Some(if ply.mover == Color::White { clock.white_ms } else { clock.black_ms });
+        }
+        if ply.status != crate::game::MoveStatus::Made {
+            return None;
+        }
+        ply.status = crate::game::MoveStatus::Completed;
+        ply.completed_at = Some(now);
+        self.pending.quiet_at = None;
+        Some(EventKind::MoveCompleted { ply: index, clock_ms: ply.clock_ms })
+    }
+
+    /// Takes the made move back before completion: the move taken back,
+    /// to publish.
+    fn retract(&mut self, picture: &Picture) -> crate::event::MoveInfo {
+        let index = self.record.plies.len() - 1;
+        let previous = play::move_info(&self.record, index);
+        self.pending.retracted = Some((index + 1, previous.clone(), self.record.plies[index].made_at));
+        self.record.pop();
+        self.pending.quiet_at = None;
+        self.pending.seen = None;
+        if let Some(before) = self.pending.before.take() {
+            self.known = *before;
+        }
+        self.resync(picture);
+        previous
+    }
+
+    /// A move went on the record: what was about the position before it
+    /// goes. `quiet_at` is when the move counts as completed without a
+    /// clock. Whether the board was out of sync and is back in sync now.
+    fn after_move(&mut self, picture: &Picture, quiet_at: Option<Timestamp>) -> bool {
+        self.resync(picture);
+        self.unexplained_since = None;
+        self.gesture = None;
+        self.ambiguous = None;
+        self.pending.seen = None;
+        self.standing = None;
+        self.illegal_unresolved = false;
+        self.pending.quiet_at = quiet_at;
+        self.back_in_sync()
+    }
+
+    /// The status goes back to in sync; whether it was out of sync (and
+    /// the change is to be published).
+    fn back_in_sync(&mut self) -> bool {
+        let was_out = matches!(self.status, BoardStatus::OutOfSync { .. });
+        if was_out {
+            self.status = BoardStatus::InSync;
+        }
+        was_out
+    }
+
+    /// The operator takes the last ply back: the game goes on from the
+    /// position before it, without a result, and with nothing pending,
+    /// held or followed. The ply taken back, to publish; `None`, and
+    /// nothing changed, if there is none.
+    fn take_back(&mut self, picture: &Picture) -> Option<crate::event::MoveInfo> {
+        let index = self.record.plies.len().checked_sub(1)?;
+        let previous = play::move_info(&self.record, index);
+        self.record.pop();
+        self.record.result = None;
+        self.known = Known::new(self.record.position().clone());
+        self.pending = PendingMove::default();
+        self.standing = None;
+        self.ambiguous = None;
+        self.gesture = None;
+        self.illegal_unresolved = false;
+        self.claims.clear();
+        self.readings.lines = None;
+        self.resync(picture);
+        Some(previous)
+    }
+
+    /// The game has a result: nothing is pending or held any more.
+    fn end(&mut self, result: crate::game::GameResult) {
+        self.record.result = Some(result);
+        self.pending.press = None;
+        self.pending.quiet_at = None;
+        self.unexplained_since = None;
+        self.gesture = None;
+        self.status = BoardStatus::AwaitingStart;
+    }
 }
 
 impl Reconstructor {
@@ -289,7 +454,7 @@ impl Reconstructor {
             settle_at: None,
             clock,
             log: SensorLog::default(),
-            play: None,
+            phase: Phase::Waiting,
             wrong_start: None,
             waiting_alerted: None,
             next_game: 1,
@@ -437,20 +602,20 @@ impl Reconstructor {
         next.consider(self.settle_due());
         next.consider(self.suspect_until);
         next.consider(self.wrong_start.as_ref().map(|(since, _)| *since + self.config.out_of_sync_after));
-        if let Some(play) = &self.play {
+        if let Some(play) = self.phase.game() {
             next.consider(play.gesture.map(|(t, _)| t + self.config.gesture_hold));
+        }
+        if let Some(play) = self.phase.playing() {
             // While the picture is suspect these wait; they come due (or
             // go away) when it is whole again.
-            if !play.over && self.suspect_until.is_none() {
+            if self.suspect_until.is_none() {
                 let resumed = |t: Timestamp| t.max(self.resumed_at);
                 next.consider(play.pending.press.map(|p| resumed(p.deadline)));
                 if !matches!(play.status, BoardStatus::OutOfSync { .. }) {
                     next.consider(play.out_of_sync_due(&self.config).map(resumed));
                 }
             }
-            if !play.over {
-                next.consider(play.pending.quiet_at);
-            }
+            next.consider(play.pending.quiet_at);
         }
         next.0
     }
@@ -467,17 +632,17 @@ impl Reconstructor {
 
     /// How the board relates to the game in progress, if there is one.
     pub(crate) fn board_status(&self) -> Option<&BoardStatus> {
-        self.play.as_ref().filter(|p| !p.over).map(|p| &p.status)
+        self.phase.playing().map(|p| &p.status)
     }
 
     /// The game being played (or the last one, until the next starts).
     pub fn game(&self) -> Option<&GameRecord> {
-        self.play.as_ref().map(|p| &p.record)
+        self.phase.game().map(|p| &p.record)
     }
 
     /// Every game on this board so far, oldest first, the current one last.
     pub fn games(&self) -> impl Iterator<Item = &GameRecord> {
-        self.finished.iter().chain(self.play.as_ref().map(|p| &p.record))
+        self.finished.iter().chain(self.phase.game().map(|p| &p.record))
     }
 
     /// Game `number` of this board: the current one, or a finished one
@@ -497,7 +662,7 @@ impl Reconstructor {
     /// Ends the session: every game, the current one last.
     pub fn into_games(mut self) -> Vec<GameRecord> {
         let mut games = std::mem::take(&mut self.finished);
-        games.extend(self.play.take().map(|p| p.record));
+        games.extend(self.phase.take_game().map(|p| p.record));
         games
     }
 
@@ -513,7 +678,7 @@ impl Reconstructor {
     /// as such (R10).
     fn picture_changed(&mut self, now: Timestamp, judge_now: bool) {
         self.settle_at = Some(now + self.config.settle);
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(play) = self.phase.playing_mut() else {
             return;
         };
         play.diff = self.picture.diff(play.known.pos.board());
@@ -531,7 +696,7 @@ impl Reconstructor {
     }
 
     fn handle_clock(&mut self, now: Timestamp, reading: &crate::sensor::ClockReading) {
-        let game = self.play.as_ref().filter(|p| !p.over).map(|p| (p.known.pos.turn(), p.record.plies.len()));
+        let game = self.phase.playing().map(|p| (p.known.pos.turn(), p.record.plies.len()));
         let previous = self.clock.state();
         let (state, changes) = self.clock.handle(reading, game);
         let Some(state) = state else {
@@ -556,7 +721,7 @@ impl Reconstructor {
     /// Queues an event for the current game.
     fn emit(&mut self, t: Timestamp, kind: EventKind) {
         self.seq += 1;
-        let game = self.play.as_ref().map_or(self.next_game, |p| p.record.number);
+        let game = self.phase.game().map_or(self.next_game, |p| p.record.number);
         self.events.push_back(Event { game, seq: self.seq, t, kind });
     }
 
@@ -577,7 +742,7 @@ impl Reconstructor {
         squares: Vec<Square>,
         since: Timestamp,
     ) {
-        let ply = self.play.as_ref().map_or(0, |p| p.record.completed_plies());
+        let ply = self.phase.game().map_or(0, |p| p.record.completed_plies());
         self.alert_at_ply(ply, t, kind, side, message, squares, since);
     }
 

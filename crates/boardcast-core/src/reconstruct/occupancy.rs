@@ -48,7 +48,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, CastlingSide, Move, Position, Role, Square};
 
 use super::{
-    Reconstructor, Source,
+    Game, Reconstructor, Source,
     known::Known,
     matcher::{Found, effect, find_move, origins},
     touch::Changes,
@@ -514,12 +514,11 @@ impl Reconstructor {
 
     /// When the last move on the record began, as the board saw it.
     pub(super) fn last_began(&self) -> Option<Timestamp> {
-        self.play.as_ref()?.readings.previous.began
+        self.phase.game()?.readings.previous.began
     }
 
     /// The lines from the game position that explain `picture`.
-    pub(super) fn lines_from_game(&self, picture: &Picture, changes: &Changes) -> Vec<Line> {
-        let play = self.play.as_ref().expect("a game is in progress");
+    pub(super) fn lines_from_game(&self, play: &Game, picture: &Picture, changes: &Changes) -> Vec<Line> {
         let start = Line::start(play.known.clone(), play.readings.previous);
         advance(&[start], picture, changes, self.line_plies(), false)
     }
@@ -527,7 +526,7 @@ impl Reconstructor {
     /// The board can be read more than one way: follow every reading.
     pub(super) fn follow_lines(&mut self, now: Timestamp, lines: Vec<Line>) {
         let quiet = self.config.quiet_completion;
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         play.pending.seen = None;
         play.unexplained_since = None;
         play.pending.quiet_at = Some(now + quiet);
@@ -537,14 +536,14 @@ impl Reconstructor {
 
     /// Whether lines are being followed.
     pub(super) fn following_lines(&self) -> bool {
-        self.play.as_ref().is_some_and(|p| !p.over && p.readings.lines.is_some())
+        self.phase.playing().is_some_and(|p| p.readings.lines.is_some())
     }
 
     /// The board has settled while lines are followed: take it into each.
     pub(super) fn judge_lines(&mut self, now: Timestamp) {
         let changes = self.changes();
         let (max_plies, quiet) = (self.line_plies(), self.config.quiet_completion);
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         let Some(lines) = play.readings.lines.as_mut() else { return };
         let next = advance(&lines.lines, &self.picture, &changes, max_plies, false);
         if next.is_empty() {
@@ -568,7 +567,7 @@ impl Reconstructor {
             return false;
         }
         let (changes, max_plies, quiet) = (self.changes(), self.line_plies(), self.config.quiet_completion);
-        let Some(play) = self.play.as_mut() else { return false };
+        let Some(play) = self.phase.game_mut() else { return false };
         let following = play.readings.lines.is_some();
         let from = match &play.readings.lines {
             Some(lines) => lines.lines.clone(),
@@ -593,7 +592,7 @@ impl Reconstructor {
     /// The board has been still for `quiet_completion`: no piece is in a
     /// hand any more, so the lines that need one give way.
     pub(super) fn lines_quiet(&mut self, now: Timestamp) {
-        let Some(lines) = self.play.as_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
+        let Some(lines) = self.phase.game_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
         prefer(&mut lines.lines, |line| !line.in_air);
         self.decide_lines(now);
         self.alert_lines(now);
@@ -602,7 +601,7 @@ impl Reconstructor {
     /// `by` pressed the clock: their move is finished, so the lines in
     /// which they have not moved give way.
     pub(super) fn lines_pressed(&mut self, now: Timestamp, by: shakmaty::Color) {
-        let Some(lines) = self.play.as_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
+        let Some(lines) = self.phase.game_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
         prefer(&mut lines.lines, |line| line.end.pos.turn() != by);
         self.decide_lines(now);
     }
@@ -610,7 +609,7 @@ impl Reconstructor {
     /// Records the moves every line agrees on; stops following when one
     /// line is left.
     fn decide_lines(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         let Some(lines) = play.readings.lines.as_mut() else { return };
         let agreed = agreed(&lines.lines);
         let steps: Vec<Step> = lines.lines[0].steps[..agreed].to_vec();
@@ -628,13 +627,13 @@ impl Reconstructor {
         // A move recorded resets the quiet time (with a clock, to nothing):
         // lines still open want it.
         let quiet = now + self.config.quiet_completion;
-        if let Some(play) = self.play.as_mut().filter(|p| agreed > 0 && p.readings.lines.is_some()) {
+        if let Some(play) = self.phase.game_mut().filter(|p| agreed > 0 && p.readings.lines.is_some()) {
             play.pending.quiet_at = Some(quiet);
         }
         // Far behind the board: tell the arbiter.
         let lagging = self
-            .play
-            .as_ref()
+            .phase
+            .game()
             .and_then(|p| p.readings.lines.as_ref())
             .is_some_and(|l| l.lines.iter().all(|line| line.steps.len() >= self.config.fill_in_plies));
         if lagging {
@@ -651,10 +650,7 @@ impl Reconstructor {
             } else {
                 self.make_move(now, step.m, how);
             }
-            let play = self.play.as_mut().expect("a game is in progress");
-            play.readings.previous = step.seen_as;
-            if play.over {
-                play.readings.lines = None;
+            if self.step_recorded(step.seen_as) {
                 return;
             }
             if i + 1 < steps.len() {
@@ -663,10 +659,23 @@ impl Reconstructor {
         }
     }
 
+    /// A step of the lines went on the record: what the board saw of it
+    /// orders the moves after it. Whether it ended the game (and with it
+    /// the lines).
+    fn step_recorded(&mut self, seen_as: Previous) -> bool {
+        let over = self.phase.is_over();
+        let Some(play) = self.phase.game_mut() else { return true };
+        play.readings.previous = seen_as;
+        if over {
+            play.readings.lines = None;
+        }
+        over
+    }
+
     /// Tells the arbiter (once) that the board can be read more than one
     /// way.
     fn alert_lines(&mut self, now: Timestamp) {
-        let Some(play) = self.play.as_mut() else { return };
+        let Some(play) = self.phase.game_mut() else { return };
         let Some(lines) = play.readings.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
         lines.alerted = true;
         let since = lines.since;
@@ -708,7 +717,7 @@ impl Reconstructor {
     /// when no line begins with `moves`.
     pub(super) fn enter_on_lines(&mut self, now: Timestamp, moves: &[Move]) -> Option<String> {
         let quiet = self.config.quiet_completion;
-        let play = self.play.as_mut()?;
+        let play = self.phase.game_mut()?;
         let lines = play.readings.lines.as_mut()?;
         let n = moves.len();
         let begins = |line: &Line| line.steps.len() >= n && line.steps.iter().zip(moves).all(|(s, m)| s.m == *m);
@@ -728,19 +737,17 @@ impl Reconstructor {
         for step in &entered {
             self.make_move(now, step.m, Source::Entered);
             self.complete_last(now, None);
-            let play = self.play.as_mut().expect("a game is in progress");
-            play.readings.previous = step.seen_as;
-            if play.over {
-                play.readings.lines = None;
+            if self.step_recorded(step.seen_as) {
                 break;
             }
         }
-        let entered_at = self.play.as_ref().map_or(before, |p| p.record.plies.len());
+        let entered_at = self.phase.game().map_or(before, |p| p.record.plies.len());
         self.decide_lines(now);
         // Still open further on: the operator is asked about that now,
         // while looking at the board, with the readings.
         self.alert_lines(now);
-        let play = self.play.as_ref().expect("a game is in progress");
+        // The game the moves went into (no game, no reply: never so).
+        let play = self.phase.game()?;
         let then: Vec<String> = play.record.plies[entered_at..].iter().map(|p| p.san.to_string()).collect();
         let sans: Vec<String> = play.record.plies[before..entered_at].iter().map(|p| p.san.to_string()).collect();
         let mut reply = format!("entered {}", sans.join(" "));
@@ -755,7 +762,7 @@ impl Reconstructor {
 
     /// Stops following lines (the operator changed the game).
     pub(super) fn drop_lines(&mut self) {
-        if let Some(play) = self.play.as_mut() {
+        if let Some(play) = self.phase.game_mut() {
             play.readings.lines = None;
         }
     }

@@ -2,10 +2,10 @@
 //! completed, amended, retracted and filled in. Every change goes out as an
 //! event, in order, with the game's sequence number.
 
-use shakmaty::{Bitboard, CastlingMode, Color, Move, Position};
+use shakmaty::{Bitboard, CastlingMode, Move, Position};
 
 use super::{
-    PendingMove, Play, Reconstructor, Source,
+    Game, PendingMove, Phase, Reconstructor, Source,
     known::Known,
     occupancy::Readings,
     start::{Start, find_wrong_start},
@@ -15,7 +15,7 @@ use crate::{
     alert::{AlertKind, side_name},
     event::{BoardStatus, ClockState, EventKind, MoveInfo},
     game::{
-        GameRecord, GameResult, MoveStatus,
+        GameRecord, GameResult,
         end::{Claimable, claimable, forced_result_with},
     },
     time::Timestamp,
@@ -66,21 +66,19 @@ impl Reconstructor {
 
     fn begin(&mut self, now: Timestamp, start: Start, wrong_start: bool) {
         // The previous game, if any, gives way.
-        if let Some(previous) = self.play.take() {
-            let unfinished = !previous.over && !previous.record.plies.is_empty();
-            let number = previous.record.number;
-            self.play = Some(previous);
-            if unfinished {
-                self.alert(
-                    now,
-                    AlertKind::GameWithoutResult,
-                    None,
-                    format!("a new game was set up before game {number} had a result; game {number} is kept without one (the operator can enter it)"),
-                    Vec::new(),
-                    now,
-                );
-            }
-            let previous = self.play.take().expect("just put back");
+        let unfinished = self.phase.playing().filter(|p| !p.record.plies.is_empty()).map(|p| p.record.number);
+        if let Some(number) = unfinished {
+            // Alerted while it is still the current game: the alert is its.
+            self.alert(
+                now,
+                AlertKind::GameWithoutResult,
+                None,
+                format!("a new game was set up before game {number} had a result; game {number} is kept without one (the operator can enter it)"),
+                Vec::new(),
+                now,
+            );
+        }
+        if let Some(previous) = self.phase.take_game() {
             self.finished.push(previous.record);
         }
         if start.rotated != self.rotated {
@@ -99,10 +97,9 @@ impl Reconstructor {
         // An occupancy board's start position looks the same turned round.
         let orientation_open =
             !self.picture.unknown().is_empty() && self.picture.rotated().agrees_with(record.position().board());
-        self.play = Some(Play {
+        self.phase = Phase::Playing(Game {
             known: Known::new(start.position.clone()),
             record,
-            over: false,
             wrong_start,
             diff,
             unexplained_since: None,
@@ -135,7 +132,7 @@ impl Reconstructor {
         let since = self.window_start(0);
         // What an occupancy board saw of the move orders the next ones.
         let changes = self.occupancy().then(|| self.changes());
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         let mover = play.known.pos.turn();
         if let Some(changes) = changes {
             play.readings.previous = play.readings.previous.then(&changes, &play.known.pos, m);
@@ -147,10 +144,7 @@ impl Reconstructor {
             touch_findings(&self.log, since, &play.known, m, self.config.touch_min)
         };
         // A move made on top of a made move completes it (6.2.1.2).
-        if play.record.pending().is_some() {
-            self.complete_last(now, None);
-        }
-        let play = self.play.as_mut().expect("a game is in progress");
+        let completed = play.complete_last(now, None);
         let retracted = play.pending.retracted.take().filter(|(ply, _, _)| *ply == play.record.plies.len() + 1);
         let (san, next) = match play.pending.seen.take() {
             Some((seen, after)) if seen == m => (play.known.san_to(m, &after), after),
@@ -180,6 +174,9 @@ impl Reconstructor {
             (made_at, message)
         });
         let to = m.to();
+        if let Some(completed) = completed {
+            self.emit(now, completed);
+        }
         self.emit(now, EventKind::MoveMade(info));
         if let Some((made_at, message)) = replaced {
             self.alert(made_at, AlertKind::ReleasedPieceMoved, Some(mover), message, vec![to], since);
@@ -194,7 +191,7 @@ impl Reconstructor {
     /// operator to confirm.
     pub(super) fn make_unknown_promotion(&mut self, now: Timestamp, m: Move, how: Source) {
         self.make_move(now, m, how);
-        let play = self.play.as_ref().expect("a game is in progress");
+        let Some(play) = self.phase.game() else { return };
         let ply = play.record.plies.len();
         let mover = !play.known.pos.turn();
         self.alert(
@@ -210,7 +207,7 @@ impl Reconstructor {
     /// The made move was replaced by another before completion.
     pub(super) fn amend(&mut self, now: Timestamp, m: Move) {
         let since = self.window_start(1);
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         let index = play.record.plies.len() - 1;
         let previous = move_info(&play.record, index);
         let old = play.record.pop().expect("a made move to amend");
@@ -281,17 +278,8 @@ impl Reconstructor {
 
     /// The made move was taken back before completion.
     pub(super) fn retract(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        let index = play.record.plies.len() - 1;
-        let previous = move_info(&play.record, index);
-        play.pending.retracted = Some((index + 1, previous.clone(), play.record.plies[index].made_at));
-        play.record.pop();
-        play.pending.quiet_at = None;
-        play.pending.seen = None;
-        if let Some(before) = play.pending.before.take() {
-            play.known = *before;
-        }
-        play.resync(&self.picture);
+        let Some(play) = self.phase.game_mut() else { return };
+        let previous = play.retract(&self.picture);
         self.emit(now, EventKind::MoveRetracted { previous });
         self.back_in_sync(now);
     }
@@ -299,21 +287,8 @@ impl Reconstructor {
     /// Completes the last ply if it is only made, with the mover's clock if
     /// a press completed it.
     pub(super) fn complete_last(&mut self, now: Timestamp, press: Option<ClockState>) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        let index = play.record.plies.len();
-        let Some(ply) = play.record.plies.last_mut() else {
-            return;
-        };
-        if let Some(clock) = press {
-            ply.pressed_at = Some(now);
-            ply.clock_ms = Some(if ply.mover == Color::White { clock.white_ms } else { clock.black_ms });
-        }
-        if ply.status == MoveStatus::Made {
-            ply.status = MoveStatus::Completed;
-            ply.completed_at = Some(now);
-            let clock_ms = ply.clock_ms;
-            play.pending.quiet_at = None;
-            self.emit(now, EventKind::MoveCompleted { ply: index, clock_ms });
+        if let Some(completed) = self.phase.game_mut().and_then(|game| game.complete_last(now, press)) {
+            self.emit(now, completed);
         }
     }
 
@@ -321,7 +296,7 @@ impl Reconstructor {
     pub(super) fn fill_in(&mut self, now: Timestamp, line: &[Move], how: Source) {
         for (i, &m) in line.iter().enumerate() {
             self.make_move(now, m, how);
-            if self.play.as_ref().is_some_and(|p| p.over) {
+            if self.phase.is_over() {
                 return;
             }
             if i + 1 < line.len() {
@@ -332,27 +307,19 @@ impl Reconstructor {
 
     /// After a move is on the record: the game position changed.
     pub(super) fn after_move(&mut self, now: Timestamp) {
-        let clock_runs = self.clock.running();
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.resync(&self.picture);
-        play.unexplained_since = None;
-        play.gesture = None;
-        play.ambiguous = None;
-        play.pending.seen = None;
-        play.standing = None;
-        play.illegal_unresolved = false;
-        play.pending.quiet_at = (!clock_runs).then_some(now + self.config.quiet_completion);
-        if matches!(play.status, BoardStatus::OutOfSync { .. }) {
-            play.status = BoardStatus::InSync;
+        let quiet_at = (!self.clock.running()).then_some(now + self.config.quiet_completion);
+        let Some(play) = self.phase.game_mut() else { return };
+        let back_in_sync = play.after_move(&self.picture, quiet_at);
+        // A press that came before the board showed the move completes it.
+        let mover = play.record.plies.last().map(|p| p.mover);
+        let press = play.pending.press.filter(|press| Some(press.by) == mover);
+        if press.is_some() {
+            play.pending.press = None;
+        }
+        if back_in_sync {
             self.emit(now, EventKind::Status(BoardStatus::InSync));
         }
-        // A press that came before the board showed the move completes it.
-        let play = self.play.as_mut().expect("a game is in progress");
-        let mover = play.record.plies.last().map(|p| p.mover);
-        if let Some(press) = play.pending.press
-            && Some(press.by) == mover
-        {
-            play.pending.press = None;
+        if let Some(press) = press {
             self.complete_last(press.at.max(now), Some(press.clock));
         }
         self.check_end(now);
@@ -361,7 +328,7 @@ impl Reconstructor {
     /// Ends the game if the position forces a result; announces claimable
     /// draws.
     fn check_end(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(play) = self.phase.game_mut() else { return };
         if let Some(result) = forced_result_with(&play.record, play.known.has_moves()) {
             // A move that ends the game is completed by it (6.2.1.1).
             self.complete_last(now, None);
@@ -390,16 +357,10 @@ impl Reconstructor {
 
     /// The game has a result.
     pub(super) fn end_game(&mut self, now: Timestamp, result: GameResult) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.record.result = Some(result);
-        play.over = true;
-        play.pending.press = None;
-        play.pending.quiet_at = None;
-        play.unexplained_since = None;
-        play.gesture = None;
+        let Some(play) = self.phase.game_mut() else { return };
+        play.end(result);
+        self.phase.end();
         self.emit(now, EventKind::GameEnded(result));
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.status = BoardStatus::AwaitingStart;
         self.emit(now, EventKind::Status(BoardStatus::AwaitingStart));
     }
 
@@ -407,7 +368,7 @@ impl Reconstructor {
     /// one starts: when the position it is made from came on the board (the
     /// press that completed the previous move, or the move itself).
     pub(super) fn window_start(&self, back: usize) -> Timestamp {
-        let Some(play) = &self.play else {
+        let Some(play) = self.phase.game() else {
             return Timestamp::ZERO;
         };
         let plies = &play.record.plies;

@@ -11,7 +11,7 @@
 use shakmaty::{Bitboard, Color, KnownOutcome, Move, Position, Role};
 
 use super::{
-    Play, Reconstructor,
+    Game, Reconstructor,
     gesture::result_gesture,
     known::Known,
     matcher::{Found, could_continue, effect, find_move, find_sequences, move_then_opponent},
@@ -66,7 +66,7 @@ pub(super) enum Verdict {
 
 /// The board and the game as every rule sees them.
 struct Look<'a> {
-    play: &'a Play,
+    play: &'a Game,
     known: &'a Known,
     picture: &'a Picture,
     /// The squares where the board and the game position differ.
@@ -93,8 +93,7 @@ impl Look<'_> {
 
 impl Reconstructor {
     /// What the board shows; changes nothing.
-    pub(super) fn verdict(&self, settled: bool) -> Verdict {
-        let play = self.play.as_ref().expect("a game is in progress");
+    pub(super) fn verdict(&self, play: &Game, settled: bool) -> Verdict {
         let (known, picture, diff) = (&play.known, &self.picture, play.diff);
         if diff.is_empty() {
             return Verdict::InSync;
@@ -135,7 +134,7 @@ impl Reconstructor {
         match find_move(look.known, look.picture, look.diff, false) {
             Found::One(m) if look.settled || !could_continue(look.known, m) => Some(Verdict::Make(m)),
             Found::One(m) => Some(Verdict::Seen(m)),
-            Found::Several(moves) => self.one_of(look.known, &moves, look.settled),
+            Found::Several(moves) => self.one_of(look.play, &moves, look.settled),
             Found::None => None,
         }
     }
@@ -166,7 +165,7 @@ impl Reconstructor {
             // An occupancy board may have seen moves made since that lead
             // back to the same squares (Rh8 Ke7 Rh7+ Kd6).
             return Some(if look.occupancy {
-                self.follow_moves(false).unwrap_or(Verdict::Retract)
+                self.follow_moves(look.play, false).unwrap_or(Verdict::Retract)
             } else {
                 Verdict::Retract
             });
@@ -245,7 +244,7 @@ impl Reconstructor {
         if !look.diff.into_iter().all(|sq| look.picture.get(sq) == Cell::Empty) {
             return None;
         }
-        Some(if look.occupancy { self.follow_moves(true).unwrap_or(Verdict::Wait) } else { Verdict::Wait })
+        Some(if look.occupancy { self.follow_moves(look.play, true).unwrap_or(Verdict::Wait) } else { Verdict::Wait })
     }
 
     /// The opponent answered an illegal move: it stands (A.5.2).
@@ -259,7 +258,7 @@ impl Reconstructor {
         if !look.play.readings.orientation_open || !look.play.record.plies.is_empty() {
             return None;
         }
-        self.orientation()
+        self.orientation(look.play)
     }
 
     /// Several moves at once: fast play, or moves made while the board was
@@ -273,7 +272,7 @@ impl Reconstructor {
         // both sides' squares need not differ.
         if look.occupancy
             && !play.illegal_unresolved
-            && let Some(verdict) = self.follow_moves(true)
+            && let Some(verdict) = self.follow_moves(play, true)
         {
             return Some(verdict);
         }
@@ -320,7 +319,8 @@ impl Reconstructor {
     /// follow once the board has settled.
     #[cold]
     #[inline(never)]
-    fn one_of(&self, known: &Known, moves: &[Move], settled: bool) -> Option<Verdict> {
+    fn one_of(&self, game: &Game, moves: &[Move], settled: bool) -> Option<Verdict> {
+        let known = &game.known;
         if !self.occupancy() {
             return unknown_promotion(moves).filter(|_| settled).map(Verdict::MakeUnknownPromotion);
         }
@@ -329,7 +329,7 @@ impl Reconstructor {
             [m] if m.is_promotion() => settled.then_some(Verdict::MakeUnknownPromotion(m)),
             [m] if settled || !could_continue(known, m) => Some(Verdict::Make(m)),
             [m] => Some(Verdict::Seen(m)),
-            _ if settled => self.follow_moves(false),
+            _ if settled => self.follow_moves(game, false),
             _ => None,
         }
     }
@@ -347,8 +347,8 @@ impl Reconstructor {
     /// them a piece still in the hand).
     #[cold]
     #[inline(never)]
-    fn follow_moves(&self, in_air_too: bool) -> Option<Verdict> {
-        let lines = self.lines_from_game(&self.picture, &self.changes());
+    fn follow_moves(&self, game: &Game, in_air_too: bool) -> Option<Verdict> {
+        let lines = self.lines_from_game(game, &self.picture, &self.changes());
         let moved = lines.iter().any(|line| !line.steps.is_empty());
         (moved || (in_air_too && lines.len() > 1)).then_some(Verdict::Follow(lines))
     }
@@ -357,13 +357,13 @@ impl Reconstructor {
     /// same turned 180°: whether the board shows moves only when turned.
     #[cold]
     #[inline(never)]
-    fn orientation(&self) -> Option<Verdict> {
+    fn orientation(&self, game: &Game) -> Option<Verdict> {
         let turned = self.picture.rotated();
-        if self.lines_from_game(&turned, &self.changes().rotated()).is_empty() {
+        if self.lines_from_game(game, &turned, &self.changes().rotated()).is_empty() {
             return None;
         }
         // Both ways (1.e4 e5 is 1.d4 d5 turned): the next move tells.
-        let here = self.lines_from_game(&self.picture, &self.changes());
+        let here = self.lines_from_game(game, &self.picture, &self.changes());
         Some(if here.is_empty() { Verdict::TurnBoard } else { Verdict::Wait })
     }
 }

@@ -52,19 +52,19 @@ impl Reconstructor {
 
     /// Carries out a verdict.
     fn act(&mut self, now: Timestamp, verdict: Verdict, settled: bool) {
-        let Some(play) = self.phase.game_mut() else { return };
+        let Some(game) = self.phase.game_mut() else { return };
         if !matches!(verdict, Verdict::Gesture(_)) {
-            play.gesture = None;
+            game.gesture = None;
         }
         match verdict {
             Verdict::Wait => {}
             Verdict::InSync => self.back_in_sync(now),
             Verdict::Gesture(outcome) => {
-                if play.gesture.is_none_or(|(_, seen)| seen != outcome) {
-                    play.gesture = Some((now, outcome));
+                if game.gesture.is_none_or(|(_, seen)| seen != outcome) {
+                    game.gesture = Some((now, outcome));
                     // Should the gesture be undone, the board is not
                     // called out of sync before it would have counted.
-                    play.hold_out_of_sync(now + self.config.gesture_hold);
+                    game.hold_out_of_sync(now + self.config.gesture_hold);
                 }
             }
             Verdict::Make(m) => {
@@ -78,10 +78,10 @@ impl Reconstructor {
             }
             Verdict::MakeUnknownPromotion(m) => self.make_unknown_promotion(now, m, Source::OnBoard),
             Verdict::Seen(m) => {
-                if play.pending.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
+                if game.pending.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
                     // Only the position: its moves are generated if the
                     // board goes on from it (the piece may slide further).
-                    play.pending.seen = Some((m, play.known.after(m)));
+                    game.pending.seen = Some((m, game.known.after(m)));
                 }
             }
             Verdict::Retract => self.retract(now),
@@ -120,9 +120,9 @@ impl Reconstructor {
             Verdict::Standing => self.stand(now),
             Verdict::NewGame(start) => self.start_game(now, start),
             Verdict::Unexplained => {
-                let since = *play.unexplained_since.get_or_insert(now);
-                if play.king_on_centre(&self.picture) {
-                    play.hold_out_of_sync(since + self.config.out_of_sync_after + self.config.gesture_hold);
+                let since = *game.unexplained_since.get_or_insert(now);
+                if game.king_on_centre(&self.picture) {
+                    game.hold_out_of_sync(since + self.config.out_of_sync_after + self.config.gesture_hold);
                 }
             }
         }
@@ -139,8 +139,8 @@ impl Reconstructor {
             self.drop_lines();
             return self.act(now, verdict, true);
         }
-        if let Some(play) = self.phase.game_mut() {
-            play.unexplained_since.get_or_insert(now);
+        if let Some(game) = self.phase.game_mut() {
+            game.unexplained_since.get_or_insert(now);
         }
     }
 
@@ -175,23 +175,23 @@ impl Reconstructor {
             return;
         }
         self.wrong_start = None;
-        if let Phase::Over(play) = &mut self.phase {
+        if let Phase::Over(game) = &mut self.phase {
             match result_gesture(&self.picture) {
-                Some(outcome) if play.gesture.is_none_or(|(_, seen)| seen != outcome) => {
-                    play.gesture = Some((now, outcome));
+                Some(outcome) if game.gesture.is_none_or(|(_, seen)| seen != outcome) => {
+                    game.gesture = Some((now, outcome));
                 }
                 Some(_) => {}
-                None => play.gesture = None,
+                None => game.gesture = None,
             }
         }
     }
 
     /// The board shows the game position again.
     pub(super) fn back_in_sync(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.game_mut() else { return };
-        play.unexplained_since = None;
-        play.gesture = None;
-        if play.back_in_sync() {
+        let Some(game) = self.phase.game_mut() else { return };
+        game.unexplained_since = None;
+        game.gesture = None;
+        if game.back_in_sync() {
             self.emit(now, EventKind::Status(BoardStatus::InSync));
         }
     }
@@ -200,24 +200,24 @@ impl Reconstructor {
     /// publish it with the squares that differ (R9), and say which pieces of
     /// the side not to move left their squares (7.4.1).
     pub(super) fn out_of_sync(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.playing_mut() else { return };
-        let since = play.unexplained_since.unwrap_or(now);
-        let play_illegal_unresolved = play.illegal_unresolved;
-        let to_move = play.known.pos.turn();
-        let squares: Vec<_> = play.diff.into_iter().collect();
+        let Some(game) = self.phase.playing_mut() else { return };
+        let since = game.unexplained_since.unwrap_or(now);
+        let illegal_unresolved = game.illegal_unresolved;
+        let to_move = game.known.pos.turn();
+        let squares: Vec<_> = game.diff.into_iter().collect();
         let displaced: Vec<_> = squares
             .iter()
             .copied()
             .filter(|&sq| matches!(self.picture.get(sq), Cell::Piece(p) if p.color != to_move))
             .collect();
-        play.status = BoardStatus::OutOfSync { squares: squares.clone() };
+        game.status = BoardStatus::OutOfSync { squares: squares.clone() };
         let listed = squares
             .iter()
             .map(|sq| format!("{sq} ({})", describe_cell(self.picture.get(*sq))))
             .collect::<Vec<_>>()
             .join(", ");
         self.emit(now, EventKind::Status(BoardStatus::OutOfSync { squares: squares.clone() }));
-        if play_illegal_unresolved {
+        if illegal_unresolved {
             // The completed illegal move was alerted already; the board not
             // showing the game position is that same incident.
             return;
@@ -261,12 +261,12 @@ impl Reconstructor {
     /// order is recorded, marked as uncertain, and the arbiter is told the
     /// others.
     fn ambiguous(&mut self, now: Timestamp, mut sequences: Vec<Vec<Move>>) {
-        let Some(play) = self.phase.game_mut() else { return };
-        if play.ambiguous.as_ref() == Some(&self.picture) {
+        let Some(game) = self.phase.game_mut() else { return };
+        if game.ambiguous.as_ref() == Some(&self.picture) {
             return;
         }
-        let since = play.record.plies.last().map_or(play.record.started_at, |p| p.made_at);
-        let pos = play.known.pos.clone();
+        let since = game.record.plies.last().map_or(game.record.started_at, |p| p.made_at);
+        let pos = game.known.pos.clone();
         let to_move = pos.turn();
         // A stable order, so that live and replay record the same one.
         sequences.sort_by_cached_key(|line| describe_line(&pos, line));
@@ -275,7 +275,7 @@ impl Reconstructor {
         let record_order = same_position && self.config.uncertain_order == super::UncertainOrder::Record;
         if !record_order {
             // Waiting for the board: not alerted again for this picture.
-            play.ambiguous = Some(self.picture.clone());
+            game.ambiguous = Some(self.picture.clone());
         }
         if record_order {
             let plies = sequences[0].len();
@@ -319,8 +319,8 @@ impl Reconstructor {
     /// The board turned out to report its squares turned 180°: read it the
     /// other way round from now on (or alert, per configuration).
     fn turn_board(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.game_mut() else { return };
-        play.readings.orientation_open = false;
+        let Some(game) = self.phase.game_mut() else { return };
+        game.readings.orientation_open = false;
         if self.config.rotated_board == super::RotatedBoard::Alert {
             return self.alert(
                 now,
@@ -334,7 +334,7 @@ impl Reconstructor {
         self.rotated = !self.rotated;
         self.picture = self.picture.rotated();
         self.log.rotate();
-        play.resync(&self.picture);
+        game.resync(&self.picture);
         self.alert(
             now,
             AlertKind::RotatedBoard,

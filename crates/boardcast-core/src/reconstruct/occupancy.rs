@@ -518,19 +518,19 @@ impl Reconstructor {
     }
 
     /// The lines from the game position that explain `picture`.
-    pub(super) fn lines_from_game(&self, play: &Game, picture: &Picture, changes: &Changes) -> Vec<Line> {
-        let start = Line::start(play.known.clone(), play.readings.previous);
+    pub(super) fn lines_from_game(&self, game: &Game, picture: &Picture, changes: &Changes) -> Vec<Line> {
+        let start = Line::start(game.known.clone(), game.readings.previous);
         advance(&[start], picture, changes, self.line_plies(), false)
     }
 
     /// The board can be read more than one way: follow every reading.
     pub(super) fn follow_lines(&mut self, now: Timestamp, lines: Vec<Line>) {
         let quiet = self.config.quiet_completion;
-        let Some(play) = self.phase.game_mut() else { return };
-        play.pending.seen = None;
-        play.unexplained_since = None;
-        play.pending.quiet_at = Some(now + quiet);
-        play.readings.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
+        let Some(game) = self.phase.game_mut() else { return };
+        game.pending.seen = None;
+        game.unexplained_since = None;
+        game.pending.quiet_at = Some(now + quiet);
+        game.readings.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
         self.decide_lines(now);
     }
 
@@ -543,8 +543,8 @@ impl Reconstructor {
     pub(super) fn judge_lines(&mut self, now: Timestamp) {
         let changes = self.changes();
         let (max_plies, quiet) = (self.line_plies(), self.config.quiet_completion);
-        let Some(play) = self.phase.game_mut() else { return };
-        let Some(lines) = play.readings.lines.as_mut() else { return };
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(lines) = game.readings.lines.as_mut() else { return };
         let next = advance(&lines.lines, &self.picture, &changes, max_plies, false);
         if next.is_empty() {
             // A move half made (the king put down before the rook is
@@ -552,7 +552,7 @@ impl Reconstructor {
             return self.lines_unexplained(now);
         }
         lines.lines = next;
-        play.pending.quiet_at = Some(now + quiet);
+        game.pending.quiet_at = Some(now + quiet);
         self.back_in_sync(now);
         self.decide_lines(now);
     }
@@ -567,20 +567,20 @@ impl Reconstructor {
             return false;
         }
         let (changes, max_plies, quiet) = (self.changes(), self.line_plies(), self.config.quiet_completion);
-        let Some(play) = self.phase.game_mut() else { return false };
-        let following = play.readings.lines.is_some();
-        let from = match &play.readings.lines {
+        let Some(game) = self.phase.game_mut() else { return false };
+        let following = game.readings.lines.is_some();
+        let from = match &game.readings.lines {
             Some(lines) => lines.lines.clone(),
-            None => vec![Line::start(play.known.clone(), play.readings.previous)],
+            None => vec![Line::start(game.known.clone(), game.readings.previous)],
         };
         let next = advance(&from, &self.picture, &changes, max_plies, true);
         if next.is_empty() || (!following && next.iter().all(|line| line.steps.is_empty())) {
             return false;
         }
-        match play.readings.lines.as_mut() {
+        match game.readings.lines.as_mut() {
             Some(lines) => {
                 lines.lines = next;
-                play.pending.quiet_at = Some(now + quiet);
+                game.pending.quiet_at = Some(now + quiet);
                 self.back_in_sync(now);
                 self.decide_lines(now);
             }
@@ -609,15 +609,15 @@ impl Reconstructor {
     /// Records the moves every line agrees on; stops following when one
     /// line is left.
     fn decide_lines(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.game_mut() else { return };
-        let Some(lines) = play.readings.lines.as_mut() else { return };
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(lines) = game.readings.lines.as_mut() else { return };
         let agreed = agreed(&lines.lines);
         let steps: Vec<Step> = lines.lines[0].steps[..agreed].to_vec();
         for line in &mut lines.lines {
             line.steps.drain(..agreed);
         }
         if lines.lines.len() == 1 {
-            play.readings.lines = None;
+            game.readings.lines = None;
         } else if agreed > 0 {
             // What is left open is a new question for the arbiter.
             lines.alerted = false;
@@ -627,8 +627,8 @@ impl Reconstructor {
         // A move recorded resets the quiet time (with a clock, to nothing):
         // lines still open want it.
         let quiet = now + self.config.quiet_completion;
-        if let Some(play) = self.phase.game_mut().filter(|p| agreed > 0 && p.readings.lines.is_some()) {
-            play.pending.quiet_at = Some(quiet);
+        if let Some(game) = self.phase.game_mut().filter(|p| agreed > 0 && p.readings.lines.is_some()) {
+            game.pending.quiet_at = Some(quiet);
         }
         // Far behind the board: tell the arbiter.
         let lagging = self
@@ -664,10 +664,10 @@ impl Reconstructor {
     /// the lines).
     fn step_recorded(&mut self, seen_as: Previous) -> bool {
         let over = self.phase.is_over();
-        let Some(play) = self.phase.game_mut() else { return true };
-        play.readings.previous = seen_as;
+        let Some(game) = self.phase.game_mut() else { return true };
+        game.readings.previous = seen_as;
         if over {
-            play.readings.lines = None;
+            game.readings.lines = None;
         }
         over
     }
@@ -675,11 +675,11 @@ impl Reconstructor {
     /// Tells the arbiter (once) that the board can be read more than one
     /// way.
     fn alert_lines(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.game_mut() else { return };
-        let Some(lines) = play.readings.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(lines) = game.readings.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
         lines.alerted = true;
         let since = lines.since;
-        let pos = play.known.pos.clone();
+        let pos = game.known.pos.clone();
         let mut readings: Vec<String> = lines
             .lines
             .iter()
@@ -717,8 +717,8 @@ impl Reconstructor {
     /// when no line begins with `moves`.
     pub(super) fn enter_on_lines(&mut self, now: Timestamp, moves: &[Move]) -> Option<String> {
         let quiet = self.config.quiet_completion;
-        let play = self.phase.game_mut()?;
-        let lines = play.readings.lines.as_mut()?;
+        let game = self.phase.game_mut()?;
+        let lines = game.readings.lines.as_mut()?;
         let n = moves.len();
         let begins = |line: &Line| line.steps.len() >= n && line.steps.iter().zip(moves).all(|(s, m)| s.m == *m);
         if !lines.lines.iter().any(begins) {
@@ -732,8 +732,8 @@ impl Reconstructor {
         // What is left open, if anything, is a new question.
         lines.alerted = false;
         lines.since = now;
-        play.pending.quiet_at = Some(now + quiet);
-        let before = play.record.plies.len();
+        game.pending.quiet_at = Some(now + quiet);
+        let before = game.record.plies.len();
         for step in &entered {
             self.make_move(now, step.m, Source::Entered);
             self.complete_last(now, None);
@@ -747,14 +747,14 @@ impl Reconstructor {
         // while looking at the board, with the readings.
         self.alert_lines(now);
         // The game the moves went into (no game, no reply: never so).
-        let play = self.phase.game()?;
-        let then: Vec<String> = play.record.plies[entered_at..].iter().map(|p| p.san.to_string()).collect();
-        let sans: Vec<String> = play.record.plies[before..entered_at].iter().map(|p| p.san.to_string()).collect();
+        let game = self.phase.game()?;
+        let then: Vec<String> = game.record.plies[entered_at..].iter().map(|p| p.san.to_string()).collect();
+        let sans: Vec<String> = game.record.plies[before..entered_at].iter().map(|p| p.san.to_string()).collect();
         let mut reply = format!("entered {}", sans.join(" "));
         if !then.is_empty() {
             reply.push_str(&format!("; then, as the board showed: {}", then.join(" ")));
         }
-        if play.readings.lines.is_some() {
+        if game.readings.lines.is_some() {
             reply.push_str("; the board can still be read more than one way after that");
         }
         Some(reply)
@@ -762,8 +762,8 @@ impl Reconstructor {
 
     /// Stops following lines (the operator changed the game).
     pub(super) fn drop_lines(&mut self) {
-        if let Some(play) = self.phase.game_mut() {
-            play.readings.lines = None;
+        if let Some(game) = self.phase.game_mut() {
+            game.readings.lines = None;
         }
     }
 }

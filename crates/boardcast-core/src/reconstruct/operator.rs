@@ -74,18 +74,18 @@ impl Reconstructor {
 
     /// Closes the game on the board as it is; the board waits for the next.
     fn close_game(&mut self, now: Timestamp) -> String {
-        let Some(play) = self.phase.game() else {
+        let Some(game) = self.phase.game() else {
             return "no game on the board; it waits for the next one".into();
         };
-        let number = play.record.number;
-        let result = play.record.result.map_or("*", |r| r.pgn());
+        let number = game.record.number;
+        let result = game.record.result.map_or("*", |r| r.pgn());
         if self.phase.playing().is_some_and(|p| p.record.pending().is_some()) {
             self.complete_last(now, None);
         }
         self.emit(now, EventKind::GameClosed);
         self.emit(now, EventKind::Status(BoardStatus::AwaitingStart));
-        if let Some(play) = self.phase.take_game() {
-            self.finished.push(play.record);
+        if let Some(game) = self.phase.take_game() {
+            self.finished.push(game.record);
         }
         // If the next game is already set up, it starts once the board is
         // judged.
@@ -109,15 +109,15 @@ impl Reconstructor {
         };
         let result = GameResult { outcome, termination };
         let over = self.phase.is_over();
-        let play = self.phase.game_mut().ok_or(CommandError::NoGame)?;
-        let number = play.record.number;
+        let game = self.phase.game_mut().ok_or(CommandError::NoGame)?;
+        let number = game.record.number;
         if over {
             // A correction of a result already published: said again, in
             // full.
-            play.record.result = Some(result);
+            game.record.result = Some(result);
             self.emit(now, EventKind::GameEnded(result));
         } else {
-            if play.record.pending().is_some() {
+            if game.record.pending().is_some() {
                 self.complete_last(now, None);
             }
             self.end_game(now, result);
@@ -127,10 +127,10 @@ impl Reconstructor {
 
     fn take_back(&mut self, now: Timestamp) -> Result<String, CommandError> {
         let reopened = self.phase.is_over();
-        let play = self.phase.game_mut().ok_or(CommandError::NoGame)?;
-        let previous = play.take_back(&self.picture).ok_or(CommandError::NothingToTakeBack)?;
+        let game = self.phase.game_mut().ok_or(CommandError::NoGame)?;
+        let previous = game.take_back(&self.picture).ok_or(CommandError::NothingToTakeBack)?;
         if reopened {
-            play.status = BoardStatus::InSync;
+            game.status = BoardStatus::InSync;
             self.phase.reopen();
         }
         self.emit(now, EventKind::MoveRetracted { previous: previous.clone() });
@@ -144,16 +144,16 @@ impl Reconstructor {
     }
 
     fn enter_moves(&mut self, now: Timestamp, moves: &[String]) -> Result<String, CommandError> {
-        let play = match &self.phase {
+        let game = match &self.phase {
             Phase::Waiting => return Err(CommandError::NoGame),
             Phase::Over(_) => return Err(CommandError::GameOver),
-            Phase::Playing(play) => play,
+            Phase::Playing(game) => game,
         };
         if moves.is_empty() {
             return Err(CommandError::NoMoves);
         }
         // Every move must be legal in turn before any is recorded.
-        let mut pos = play.known.pos.clone();
+        let mut pos = game.known.pos.clone();
         let mut line = Vec::with_capacity(moves.len());
         for text in moves {
             let fen = Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
@@ -187,8 +187,8 @@ impl Reconstructor {
     /// later move would not be legal with the new piece.
     fn amend_promotion(&mut self, now: Timestamp, piece: &str) -> Result<String, CommandError> {
         let role = promotion_role(piece)?;
-        let play = self.phase.game_mut().ok_or(CommandError::NoGame)?;
-        let plies = &play.record.plies;
+        let game = self.phase.game_mut().ok_or(CommandError::NoGame)?;
+        let plies = &game.record.plies;
         let index = plies
             .iter()
             .rposition(|p| matches!(p.mv, PlyMove::Legal(m) if m.is_promotion()))
@@ -197,9 +197,9 @@ impl Reconstructor {
         if old.promotion() == Some(role) {
             return Ok(format!("ply {} already promotes to a {}", index + 1, role_word(role)));
         }
-        let moves = replayed_with(play.record.position_before(index), &plies[index..], role)?;
+        let moves = replayed_with(game.record.position_before(index), &plies[index..], role)?;
         let was = plies[index].san;
-        let changed = play.rewrite_from(index, &moves);
+        let changed = game.rewrite_from(index, &moves);
         let amended = changed.len();
         for (previous, now_info) in changed {
             self.emit(now, EventKind::MoveAmended { previous: Box::new(previous), now: Box::new(now_info) });
@@ -214,15 +214,15 @@ impl Reconstructor {
     /// where the position decided it.
     fn after_amended_promotion(&mut self, now: Timestamp) {
         let over = self.phase.is_over();
-        let Some(play) = self.phase.game_mut() else { return };
-        play.known = Known::new(play.record.position().clone());
-        let last = play.record.plies.len() - 1;
-        play.pending.before = Some(Box::new(Known::new(play.record.position_before(last).clone())));
-        play.pending.seen = None;
-        play.readings.lines = None;
-        play.resync(&self.picture);
-        let forced = forced_result_with(&play.record, play.known.has_moves());
-        let decided_by_board = play.record.result.is_some_and(|r| {
+        let Some(game) = self.phase.game_mut() else { return };
+        game.known = Known::new(game.record.position().clone());
+        let last = game.record.plies.len() - 1;
+        game.pending.before = Some(Box::new(Known::new(game.record.position_before(last).clone())));
+        game.pending.seen = None;
+        game.readings.lines = None;
+        game.resync(&self.picture);
+        let forced = forced_result_with(&game.record, game.known.has_moves());
+        let decided_by_board = game.record.result.is_some_and(|r| {
             matches!(
                 r.termination,
                 Termination::Checkmate
@@ -233,10 +233,10 @@ impl Reconstructor {
             )
         });
         match forced {
-            Some(result) if play.record.result != Some(result) && (decided_by_board || !over) => {
-                let completed = play.complete_last(now, None);
+            Some(result) if game.record.result != Some(result) && (decided_by_board || !over) => {
+                let completed = game.complete_last(now, None);
                 if over {
-                    play.record.result = Some(result);
+                    game.record.result = Some(result);
                 }
                 if let Some(completed) = completed {
                     self.emit(now, completed);
@@ -249,8 +249,8 @@ impl Reconstructor {
             }
             None if decided_by_board => {
                 // The position no longer ends the game: it goes on.
-                play.record.result = None;
-                play.status = BoardStatus::InSync;
+                game.record.result = None;
+                game.status = BoardStatus::InSync;
                 self.phase.reopen();
                 self.emit(now, EventKind::Status(BoardStatus::InSync));
                 self.settle_at = Some(now + self.config.settle);
@@ -283,8 +283,8 @@ impl Reconstructor {
         check_tag_names(tags)?;
         for (name, value) in tags {
             self.set_setup_tag(name, value);
-            if let Some(play) = self.phase.game_mut() {
-                set_tag(&mut play.record.tags, name, value);
+            if let Some(game) = self.phase.game_mut() {
+                set_tag(&mut game.record.tags, name, value);
             }
         }
         let now_tags = self.phase.game().map_or_else(|| self.setup.tags.clone(), |p| p.record.tags.clone());

@@ -132,35 +132,35 @@ impl Reconstructor {
         let since = self.window_start(0);
         // What an occupancy board saw of the move orders the next ones.
         let changes = self.occupancy().then(|| self.changes());
-        let Some(play) = self.phase.game_mut() else { return };
-        let mover = play.known.pos.turn();
+        let Some(game) = self.phase.game_mut() else { return };
+        let mover = game.known.pos.turn();
         if let Some(changes) = changes {
-            play.readings.previous = play.readings.previous.then(&changes, &play.known.pos, m);
+            game.readings.previous = game.readings.previous.then(&changes, &game.known.pos, m);
         }
         // The sensor history says nothing about a move the operator entered.
         let findings = if how == Source::Entered {
             Vec::new()
         } else {
-            touch_findings(&self.log, since, &play.known, m, self.config.touch_min)
+            touch_findings(&self.log, since, &game.known, m, self.config.touch_min)
         };
         // A move made on top of a made move completes it (6.2.1.2).
-        let completed = play.complete_last(now, None);
-        let retracted = play.pending.retracted.take().filter(|(ply, _, _)| *ply == play.record.plies.len() + 1);
-        let (san, next) = match play.pending.seen.take() {
-            Some((seen, after)) if seen == m => (play.known.san_to(m, &after), after),
-            _ => play.known.play(m),
+        let completed = game.complete_last(now, None);
+        let retracted = game.pending.retracted.take().filter(|(ply, _, _)| *ply == game.record.plies.len() + 1);
+        let (san, next) = match game.pending.seen.take() {
+            Some((seen, after)) if seen == m => (game.known.san_to(m, &after), after),
+            _ => game.known.play(m),
         };
-        play.record.push_played(m, san, next.pos.clone(), now, how != Source::OnBoard);
-        let ply = play.record.plies.last_mut().expect("just pushed");
+        game.record.push_played(m, san, next.pos.clone(), now, how != Source::OnBoard);
+        let ply = game.record.plies.last_mut().expect("just pushed");
         ply.order_uncertain = how == Source::InferredOrderUncertain;
         ply.entered = how == Source::Entered;
-        let before = std::mem::replace(&mut play.known, next);
+        let before = std::mem::replace(&mut game.known, next);
         // The box of the position before the previous move is reused.
-        match &mut play.pending.before {
+        match &mut game.pending.before {
             Some(boxed) => **boxed = before,
-            None => play.pending.before = Some(Box::new(before)),
+            None => game.pending.before = Some(Box::new(before)),
         }
-        let info = move_info(&play.record, play.record.plies.len() - 1);
+        let info = move_info(&game.record, game.record.plies.len() - 1);
         // A move taken back before completion and replaced by another: the
         // first was released on its square (4.7), as far as the board can
         // tell.
@@ -191,9 +191,9 @@ impl Reconstructor {
     /// operator to confirm.
     pub(super) fn make_unknown_promotion(&mut self, now: Timestamp, m: Move, how: Source) {
         self.make_move(now, m, how);
-        let Some(play) = self.phase.game() else { return };
-        let ply = play.record.plies.len();
-        let mover = !play.known.pos.turn();
+        let Some(game) = self.phase.game() else { return };
+        let ply = game.record.plies.len();
+        let mover = !game.known.pos.turn();
         self.alert(
             now,
             AlertKind::PromotionUnknown,
@@ -207,20 +207,20 @@ impl Reconstructor {
     /// The made move was replaced by another before completion.
     pub(super) fn amend(&mut self, now: Timestamp, m: Move) {
         let since = self.window_start(1);
-        let Some(play) = self.phase.game_mut() else { return };
-        let index = play.record.plies.len() - 1;
-        let previous = move_info(&play.record, index);
-        let old = play.record.pop().expect("a made move to amend");
-        let before = match play.pending.before.take() {
+        let Some(game) = self.phase.game_mut() else { return };
+        let index = game.record.plies.len() - 1;
+        let previous = move_info(&game.record, index);
+        let old = game.record.pop().expect("a made move to amend");
+        let before = match game.pending.before.take() {
             Some(before) => *before,
-            None => Known::new(play.record.position().clone()),
+            None => Known::new(game.record.position().clone()),
         };
         let findings = touch_findings(&self.log, since, &before, m, self.config.touch_min);
         let (san, next) = before.play(m);
-        play.record.push_played(m, san, next.pos.clone(), now, false);
-        play.known = next;
-        play.pending.before = Some(Box::new(before.clone()));
-        let now_info = move_info(&play.record, index);
+        game.record.push_played(m, san, next.pos.clone(), now, false);
+        game.known = next;
+        game.pending.before = Some(Box::new(before.clone()));
+        let now_info = move_info(&game.record, index);
         self.emit(now, EventKind::MoveAmended { previous: Box::new(previous), now: Box::new(now_info) });
         let castled_through = matches!(m, Move::Castle { .. }) && {
             // King first or rook first, then the other piece: one castling
@@ -278,8 +278,8 @@ impl Reconstructor {
 
     /// The made move was taken back before completion.
     pub(super) fn retract(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.game_mut() else { return };
-        let previous = play.retract(&self.picture);
+        let Some(game) = self.phase.game_mut() else { return };
+        let previous = game.retract(&self.picture);
         self.emit(now, EventKind::MoveRetracted { previous });
         self.back_in_sync(now);
     }
@@ -308,13 +308,13 @@ impl Reconstructor {
     /// After a move is on the record: the game position changed.
     pub(super) fn after_move(&mut self, now: Timestamp) {
         let quiet_at = (!self.clock.running()).then_some(now + self.config.quiet_completion);
-        let Some(play) = self.phase.game_mut() else { return };
-        let back_in_sync = play.after_move(&self.picture, quiet_at);
+        let Some(game) = self.phase.game_mut() else { return };
+        let back_in_sync = game.after_move(&self.picture, quiet_at);
         // A press that came before the board showed the move completes it.
-        let mover = play.record.plies.last().map(|p| p.mover);
-        let press = play.pending.press.filter(|press| Some(press.by) == mover);
+        let mover = game.record.plies.last().map(|p| p.mover);
+        let press = game.pending.press.filter(|press| Some(press.by) == mover);
         if press.is_some() {
-            play.pending.press = None;
+            game.pending.press = None;
         }
         if back_in_sync {
             self.emit(now, EventKind::Status(BoardStatus::InSync));
@@ -328,18 +328,18 @@ impl Reconstructor {
     /// Ends the game if the position forces a result; announces claimable
     /// draws.
     fn check_end(&mut self, now: Timestamp) {
-        let Some(play) = self.phase.game_mut() else { return };
-        if let Some(result) = forced_result_with(&play.record, play.known.has_moves()) {
+        let Some(game) = self.phase.game_mut() else { return };
+        if let Some(result) = forced_result_with(&game.record, game.known.has_moves()) {
             // A move that ends the game is completed by it (6.2.1.1).
             self.complete_last(now, None);
             self.end_game(now, result);
             return;
         }
-        let claims: Vec<Claimable> = claimable(&play.record).collect();
-        let new: Vec<Claimable> = claims.iter().copied().filter(|c| !play.claims.contains(c)).collect();
-        play.claims = claims;
-        let mover = play.record.plies.last().map(|p| p.mover);
-        let ply = play.record.plies.len();
+        let claims: Vec<Claimable> = claimable(&game.record).collect();
+        let new: Vec<Claimable> = claims.iter().copied().filter(|c| !game.claims.contains(c)).collect();
+        game.claims = claims;
+        let mover = game.record.plies.last().map(|p| p.mover);
+        let ply = game.record.plies.len();
         for claim in new {
             let (kind, message) = match claim {
                 Claimable::ThreefoldRepetition => (
@@ -357,8 +357,8 @@ impl Reconstructor {
 
     /// The game has a result.
     pub(super) fn end_game(&mut self, now: Timestamp, result: GameResult) {
-        let Some(play) = self.phase.game_mut() else { return };
-        play.end(result);
+        let Some(game) = self.phase.game_mut() else { return };
+        game.end(result);
         self.phase.end();
         self.emit(now, EventKind::GameEnded(result));
         self.emit(now, EventKind::Status(BoardStatus::AwaitingStart));
@@ -368,13 +368,13 @@ impl Reconstructor {
     /// one starts: when the position it is made from came on the board (the
     /// press that completed the previous move, or the move itself).
     pub(super) fn window_start(&self, back: usize) -> Timestamp {
-        let Some(play) = self.phase.game() else {
+        let Some(game) = self.phase.game() else {
             return Timestamp::ZERO;
         };
-        let plies = &play.record.plies;
+        let plies = &game.record.plies;
         match plies.len().checked_sub(back + 1) {
             Some(index) => plies[index].pressed_at.unwrap_or(plies[index].made_at),
-            None => play.record.started_at,
+            None => game.record.started_at,
         }
     }
 }

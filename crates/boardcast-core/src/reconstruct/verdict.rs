@@ -66,7 +66,7 @@ pub(super) enum Verdict {
 
 /// The board and the game as every rule sees them.
 struct Look<'a> {
-    play: &'a Game,
+    game: &'a Game,
     known: &'a Known,
     picture: &'a Picture,
     /// The squares where the board and the game position differ.
@@ -93,14 +93,14 @@ impl Look<'_> {
 
 impl Reconstructor {
     /// What the board shows; changes nothing.
-    pub(super) fn verdict(&self, play: &Game, settled: bool) -> Verdict {
-        let (known, picture, diff) = (&play.known, &self.picture, play.diff);
+    pub(super) fn verdict(&self, game: &Game, settled: bool) -> Verdict {
+        let (known, picture, diff) = (&game.known, &self.picture, game.diff);
         if diff.is_empty() {
             return Verdict::InSync;
         }
         let mover = known.pos.turn();
         let placed = !(diff & picture.by_color(mover)).is_empty() || !(diff & picture.unknown()).is_empty();
-        let look = Look { play, known, picture, diff, settled, placed, occupancy: self.occupancy() };
+        let look = Look { game, known, picture, diff, settled, placed, occupancy: self.occupancy() };
         // The rules, in order; the first that explains the board decides.
         self.kings_in_the_centre(&look)
             .or_else(|| self.new_move(&look))
@@ -134,7 +134,7 @@ impl Reconstructor {
         match find_move(look.known, look.picture, look.diff, false) {
             Found::One(m) if look.settled || !could_continue(look.known, m) => Some(Verdict::Make(m)),
             Found::One(m) => Some(Verdict::Seen(m)),
-            Found::Several(moves) => self.one_of(look.play, &moves, look.settled),
+            Found::Several(moves) => self.one_of(look.game, &moves, look.settled),
             Found::None => None,
         }
     }
@@ -150,7 +150,7 @@ impl Reconstructor {
 
     /// The made move was changed or taken back before completion.
     fn made_move_changed(&self, look: &Look<'_>) -> Option<Verdict> {
-        let (Some(pending), Some(before)) = (look.play.record.pending(), &look.play.pending.before) else {
+        let (Some(pending), Some(before)) = (look.game.record.pending(), &look.game.pending.before) else {
             return None;
         };
         let picture = look.picture;
@@ -165,7 +165,7 @@ impl Reconstructor {
             // An occupancy board may have seen moves made since that lead
             // back to the same squares (Rh8 Ke7 Rh7+ Kd6).
             return Some(if look.occupancy {
-                self.follow_moves(look.play, false).unwrap_or(Verdict::Retract)
+                self.follow_moves(look.game, false).unwrap_or(Verdict::Retract)
             } else {
                 Verdict::Retract
             });
@@ -196,7 +196,7 @@ impl Reconstructor {
     /// The board showed a move that was left to settle, and now shows the
     /// opponent's answer on top of it.
     fn seen_move_answered(&self, look: &Look<'_>) -> Option<Verdict> {
-        let (seen, after) = look.play.pending.seen.as_ref()?;
+        let (seen, after) = look.game.pending.seen.as_ref()?;
         let picture = look.picture;
         let after_diff = picture.diff(after.pos.board());
         let mover = look.known.pos.turn();
@@ -212,7 +212,7 @@ impl Reconstructor {
         if self.clock.running() {
             return None;
         }
-        let pending = look.play.record.pending()?;
+        let pending = look.game.record.pending()?;
         look.opponents_lifted(look.diff, pending.mover).then_some(Verdict::CompletePending)
     }
 
@@ -244,7 +244,7 @@ impl Reconstructor {
         if !look.diff.into_iter().all(|sq| look.picture.get(sq) == Cell::Empty) {
             return None;
         }
-        Some(if look.occupancy { self.follow_moves(look.play, true).unwrap_or(Verdict::Wait) } else { Verdict::Wait })
+        Some(if look.occupancy { self.follow_moves(look.game, true).unwrap_or(Verdict::Wait) } else { Verdict::Wait })
     }
 
     /// The opponent answered an illegal move: it stands (A.5.2).
@@ -255,10 +255,10 @@ impl Reconstructor {
     /// An occupancy board's start position looks the same turned 180°:
     /// the first moves tell which way round it is.
     fn start_turned_round(&self, look: &Look<'_>) -> Option<Verdict> {
-        if !look.play.readings.orientation_open || !look.play.record.plies.is_empty() {
+        if !look.game.readings.orientation_open || !look.game.record.plies.is_empty() {
             return None;
         }
-        self.orientation(look.play)
+        self.orientation(look.game)
     }
 
     /// Several moves at once: fast play, or moves made while the board was
@@ -266,13 +266,13 @@ impl Reconstructor {
     /// is restored: legal moves that happen to lead to the same board would
     /// hide it.
     fn several_moves_at_once(&self, look: &Look<'_>) -> Option<Verdict> {
-        let play = look.play;
+        let game = look.game;
         // On an occupancy board every reading is followed (`occupancy.rs`);
         // a square whose piece was replaced shows no difference there, so
         // both sides' squares need not differ.
         if look.occupancy
-            && !play.illegal_unresolved
-            && let Some(verdict) = self.follow_moves(play, true)
+            && !game.illegal_unresolved
+            && let Some(verdict) = self.follow_moves(game, true)
         {
             return Some(verdict);
         }
@@ -283,13 +283,13 @@ impl Reconstructor {
         let both_sides = Color::ALL
             .into_iter()
             .all(|color| !(look.diff & (board.by_color(color) | look.picture.by_color(color))).is_empty());
-        if !both_sides || play.illegal_unresolved || look.occupancy {
+        if !both_sides || game.illegal_unresolved || look.occupancy {
             return None;
         }
         let mut sequences = find_sequences(look.known, look.picture, self.config.fill_in_plies, None);
         // Lines that differ only before what the board showed (f3 gxf3 or
         // f4 gxf3 e.p.): the one through the position seen on the board.
-        if let (true, Some((seen, _))) = (sequences.len() > 1, &play.pending.seen) {
+        if let (true, Some((seen, _))) = (sequences.len() > 1, &game.pending.seen) {
             let through = find_sequences(look.known, look.picture, self.config.fill_in_plies, Some(*seen));
             if through.len() == 1 {
                 sequences = through;
@@ -304,7 +304,7 @@ impl Reconstructor {
 
     /// A new game set up on the board.
     fn new_game_set_up(&self, look: &Look<'_>) -> Option<Verdict> {
-        if look.play.record.plies.len() < 2 && !look.play.wrong_start {
+        if look.game.record.plies.len() < 2 && !look.game.wrong_start {
             return None;
         }
         find_start(&self.picture_as_reported(), &self.expected).map(Verdict::NewGame)

@@ -22,18 +22,18 @@ impl Reconstructor {
     /// `touch_min` or longer, alert.
     pub(super) fn check_put_back(&mut self, now: Timestamp, square: Square, cell: Cell) {
         let Cell::Piece(piece) = cell else { return };
-        let Some(play) = self.play.as_ref().filter(|p| !p.over && p.lines.is_none()) else { return };
-        let pos = &play.known.pos;
+        let Some(game) = self.phase.playing().filter(|p| p.readings.lines.is_none()) else { return };
+        let pos = &game.known.pos;
         if piece.color == pos.turn() || pos.board().piece_at(square) != Some(piece) {
             return;
         }
         // The mover may still adjust the piece of a move not yet completed.
-        if play.record.pending().is_some_and(|p| p.mover == piece.color) {
+        if game.record.pending().is_some_and(|p| p.mover == piece.color) {
             return;
         }
         // A piece the side to move could capture: its hand, touching it,
         // is the likelier reading; the move tells (4.3.2, `touch.rs`).
-        if play.known.moves().any(|m| captured_square(m) == Some(square)) {
+        if game.known.moves().any(|m| captured_square(m) == Some(square)) {
             return;
         }
         let Some(up) = self.log.put_back_since(square, piece) else { return };

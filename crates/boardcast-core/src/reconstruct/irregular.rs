@@ -23,7 +23,7 @@ use crate::{
 impl Reconstructor {
     /// `by` pressed the clock.
     pub(super) fn handle_press(&mut self, now: Timestamp, by: Color, clock: ClockState) {
-        if self.play.as_ref().is_none_or(|p| p.over) {
+        if self.phase.playing().is_none() {
             return;
         }
         // A press says the move is finished: judge the board now rather
@@ -36,7 +36,7 @@ impl Reconstructor {
         if self.following_lines() {
             self.lines_pressed(now, by);
         }
-        if self.play.as_ref().and_then(|p| p.press).is_some_and(|p| p.by != by) {
+        if self.phase.game().and_then(|p| p.pending.press).is_some_and(|p| p.by != by) {
             // The opponent pressed before the first press was judged: the
             // first player's move is not coming (the opponent saw the board
             // and pressed back). Judge that press now, on the board as it
@@ -48,21 +48,21 @@ impl Reconstructor {
             let lost_bytes = self.suspect_until.is_some_and(|t| t == self.lost_at + super::LOST_BYTES_WAIT);
             if !lost_bytes {
                 self.judge_press(now);
-            } else if let Some(play) = self.play.as_mut() {
+            } else if let Some(game) = self.phase.game_mut() {
                 // Not judged; but this press is still the correction, not
                 // a press to judge later against a move made meanwhile.
-                play.press = None;
-                play.restoring_press = Some(by);
+                game.pending.press = None;
+                game.restoring_press = Some(by);
             }
         }
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(game) = self.phase.playing_mut() else {
             return;
         };
-        if play.restoring_press.is_some_and(|c| c != by) {
+        if game.restoring_press.is_some_and(|c| c != by) {
             // The offender pressed: the clock runs as it should again.
-            play.restoring_press = None;
+            game.restoring_press = None;
         }
-        let plies = &play.record.plies;
+        let plies = &game.record.plies;
         // The press belongs to the mover's latest move if it has not been
         // pressed for: the last ply, or the one before when the opponent
         // has already replied.
@@ -73,58 +73,56 @@ impl Reconstructor {
             if index + 1 == plies.len() {
                 self.complete_last(now, Some(clock));
             } else {
-                let ply = &mut play.record.plies[index];
+                let ply = &mut game.record.plies[index];
                 ply.pressed_at = Some(now);
                 ply.clock_ms = Some(if by == Color::White { clock.white_ms } else { clock.black_ms });
             }
             self.check_irregular_position(now, by);
             return;
         }
-        if play.restoring_press == Some(by) {
+        if game.restoring_press == Some(by) {
             // After an illegal move the clock is pressed back so that the
             // offender's time runs again (7.5.1): the correction, not a
             // press without a move. The offender's replacing move may
             // already be on the board.
-            play.restoring_press = None;
-            play.press = None;
+            game.restoring_press = None;
+            game.pending.press = None;
             return;
         }
         // No move of `by` to complete yet: the board may still be showing
         // it (a board scans its squares one after another).
-        play.press = Some(Press { by, at: now, deadline: now + self.config.press_grace, clock });
+        game.pending.press = Some(Press { by, at: now, deadline: now + self.config.press_grace, clock });
     }
 
     /// Deadlines of the game in progress.
     pub(super) fn handle_game_timers(&mut self, now: Timestamp) {
-        let Some(play) = &self.play else { return };
         let suspect = self.suspect_until.is_some();
-        if !play.over {
-            if let Some(press) = play.press.filter(|p| p.deadline <= now)
+        if let Some(game) = self.phase.playing() {
+            if let Some(press) = game.pending.press.filter(|p| p.deadline <= now)
                 && !suspect
                 && !self.ask_board_first(now, press.at)
             {
                 self.judge_press(now);
             }
-            let Some(play) = self.play.as_ref() else {
+            let Some(game) = self.phase.game() else {
                 return;
             };
-            let since = play.unexplained_since.unwrap_or(now);
-            if play.out_of_sync_due(&self.config).is_some_and(|t| t <= now)
-                && !matches!(play.status, BoardStatus::OutOfSync { .. })
+            let since = game.unexplained_since.unwrap_or(now);
+            if game.out_of_sync_due(&self.config).is_some_and(|t| t <= now)
+                && !matches!(game.status, BoardStatus::OutOfSync { .. })
                 && !suspect
                 && !self.quick_reply_lines(now)
                 && !self.ask_board_first(now, since)
             {
                 self.out_of_sync(now);
             }
-            let Some(play) = self.play.as_ref() else {
+            let Some(game) = self.phase.game_mut() else {
                 return;
             };
-            if play.quiet_at.is_some_and(|t| t <= now) {
-                let following = play.lines.is_some();
-                let pending_on_board = play.record.pending().is_some() && play.diff.is_empty() && !following;
-                let play = self.play.as_mut().expect("checked above");
-                play.quiet_at = None;
+            if game.pending.quiet_at.is_some_and(|t| t <= now) {
+                let following = game.readings.lines.is_some();
+                let pending_on_board = game.record.pending().is_some() && game.diff.is_empty() && !following;
+                game.pending.quiet_at = None;
                 if pending_on_board {
                     self.complete_last(now, None);
                 }
@@ -133,10 +131,10 @@ impl Reconstructor {
                 }
             }
         }
-        let Some(play) = self.play.as_ref() else {
+        let Some(game) = self.phase.game() else {
             return;
         };
-        if let Some((since, outcome)) = play.gesture
+        if let Some((since, outcome)) = game.gesture
             && since + self.config.gesture_hold <= now
         {
             self.result_gesture(now, outcome);
@@ -150,24 +148,24 @@ impl Reconstructor {
             self.judge_settled(now);
         }
         let since = self.window_start(0);
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(game) = self.phase.playing_mut() else {
             return;
         };
-        let Some(press) = play.press.take() else {
+        let Some(press) = game.pending.press.take() else {
             return;
         };
-        if play.lines.is_some() {
+        if game.readings.lines.is_some() {
             // The board is read several ways and the record is behind it:
             // the press says nothing about the game position.
             return;
         }
-        let known = play.known.clone();
-        let ply = play.record.completed_plies();
+        let known = game.known.clone();
+        let ply = game.record.completed_plies();
         if known.pos.turn() != press.by {
             // Not this player's move (a clock started the wrong way round).
             return;
         }
-        if play.diff.is_empty() {
+        if game.diff.is_empty() {
             let what = "pressed the clock without making a move (7.5.3)".into();
             return self.illegal_completed(ply, press, AlertKind::ClockWithoutMove, what, since);
         }
@@ -183,22 +181,21 @@ impl Reconstructor {
             self.check_irregular_position(now, press.by);
             return;
         }
-        if play.illegal_unresolved || play.ambiguous.is_some() {
+        if game.illegal_unresolved || game.ambiguous.is_some() {
             // The board has not shown the game position since an illegal
             // move was alerted (or since it jumped ahead by an unknown
             // path): this press is on the same wrong board, not a new
             // illegal move, and must not count towards 7.5.5.
             return;
         }
-        let squares = play
+        let squares = game
             .diff
             .into_iter()
             .map(|sq| format!("{sq} ({})", describe_cell(self.picture.get(sq))))
             .collect::<Vec<_>>()
             .join(", ");
         if self.setup.illegal_moves_stand() {
-            let play = self.play.as_mut().expect("a game is in progress");
-            play.standing = standing_position(&known.pos, &self.picture).map(|(mv, position)| Standing {
+            game.standing = standing_position(&known.pos, &self.picture).map(|(mv, position)| Standing {
                 at: press.at,
                 mv,
                 position: Known::new(position),
@@ -212,15 +209,15 @@ impl Reconstructor {
     /// An illegal move was completed: alert with what 7.5.5 (and A.3)
     /// provide for the first and the second one.
     fn illegal_completed(&mut self, ply: usize, press: Press, kind: AlertKind, what: String, since: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.illegal_unresolved = true;
+        let Some(game) = self.phase.game_mut() else { return };
+        game.illegal_unresolved = true;
         if kind != AlertKind::PawnNotReplaced {
             // The position (and the clock) are put back: the opponent's
             // next press is the clock's correction.
-            play.restoring_press = Some(!press.by);
+            game.restoring_press = Some(!press.by);
         }
-        play.illegal[press.by] += 1;
-        let count = play.illegal[press.by];
+        game.illegal[press.by] += 1;
+        let count = game.illegal[press.by];
         let minutes = if self.setup.tempo() == Tempo::Standard { "two minutes" } else { "one minute (A.3)" };
         let consequence = match count {
             1 => format!(
@@ -235,7 +232,7 @@ impl Reconstructor {
                 side_name(!press.by)
             ),
         };
-        let squares = play.diff.into_iter().collect();
+        let squares = game.diff.into_iter().collect();
         let message = format!("{} {what}; {consequence}", side_name(press.by));
         self.alert_at_ply(ply, press.at, kind, Some(press.by), message, squares, since);
     }
@@ -243,7 +240,7 @@ impl Reconstructor {
     /// The opponent's answer to a completed illegal move, if the board shows
     /// one.
     pub(super) fn standing_reply(&self) -> Option<Move> {
-        let standing = self.play.as_ref()?.standing.as_ref()?;
+        let standing = self.phase.game()?.standing.as_ref()?;
         let diff = self.picture.diff(standing.position.pos.board());
         match find_move(&standing.position, &self.picture, diff, false) {
             Found::One(reply) => Some(reply),
@@ -256,17 +253,20 @@ impl Reconstructor {
     /// from the board.
     pub(super) fn stand(&mut self, now: Timestamp) {
         let Some(reply) = self.standing_reply() else { return };
-        let standing = self.play.as_mut().and_then(|p| p.standing.take()).expect("checked above");
-        let by = !standing.position.pos.turn();
         let since = self.window_start(0);
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.record.push_illegal(standing.mv, standing.position.pos.clone(), standing.at);
-        play.known = standing.position;
-        let index = play.record.plies.len() - 1;
-        let info = super::play::move_info(&play.record, index);
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(standing) = game.standing.take() else { return };
+        let by = !standing.position.pos.turn();
+        game.record.push_illegal(standing.mv, standing.position.pos.clone(), standing.at);
+        game.known = standing.position;
+        let index = game.record.plies.len() - 1;
+        let info = super::play::move_info(&game.record, index);
+        let completed = game.complete_last(standing.at, Some(standing.clock));
+        let written = game.record.plies[index].san;
         self.emit(standing.at, EventKind::MoveMade(info));
-        self.complete_last(standing.at, Some(standing.clock));
-        let written = self.play.as_ref().expect("a game is in progress").record.plies[index].san;
+        if let Some(completed) = completed {
+            self.emit(standing.at, completed);
+        }
         self.alert(
             now,
             AlertKind::IllegalMoveStands,
@@ -294,25 +294,25 @@ impl Reconstructor {
         // A regular board with nothing irregular noted before changes
         // nothing, whatever the tempo: asked first, as the tempo comes from
         // parsing the `TimeControl` tag and this runs at every press.
-        if irregular.is_none() && self.play.as_ref().is_some_and(|p| p.irregular_at.is_none()) {
+        if irregular.is_none() && self.phase.game().is_some_and(|p| p.irregular_at.is_none()) {
             return;
         }
         if !self.setup.illegal_moves_stand() {
             return;
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        let plies = play.record.plies.len();
+        let Some(game) = self.phase.game_mut() else { return };
+        let plies = game.record.plies.len();
         let Some(what) = irregular else {
-            play.irregular_at = None;
+            game.irregular_at = None;
             return;
         };
-        let message = match play.irregular_at {
+        let message = match game.irregular_at {
             Some(first) if plies > first => {
                 format!("{what} is still on the board after the next move: the game is drawn (A.5.4)")
             }
             Some(_) => return,
             None => {
-                play.irregular_at = Some(plies);
+                game.irregular_at = Some(plies);
                 format!(
                     "{what} after {}'s completed move: if it is still there after the next move, the game is drawn (A.5.4)",
                     side_name(by)
@@ -324,17 +324,20 @@ impl Reconstructor {
 
     /// `color`'s flag fell (6.9, 6.4, III.3.1).
     pub(super) fn handle_flag(&mut self, now: Timestamp, color: Color, clock: ClockState) {
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(game) = self.phase.playing_mut() else {
             return;
         };
         // A player's n-th flag marks the end of the n-th period of the time
         // control; only the last one loses by itself (6.4, 6.9).
-        play.flags[color] += 1;
-        let period = play.flags[color] as usize - 1;
+        game.flags[color] += 1;
+        let period = game.flags[color] as usize - 1;
         let both = clock.white_ms == 0 && clock.black_ms == 0;
-        let time_control: Option<TimeControl> = play.record.tag("TimeControl").and_then(|t| t.parse().ok());
+        let time_control: Option<TimeControl> = game.record.tag("TimeControl").and_then(|t| t.parse().ok());
         let quota = time_control.as_ref().and_then(|tc| tc.quota_by_end_of(period));
-        let moves = play.record.moves_by(color);
+        let moves = game.record.moves_by(color);
+        // What the flag means if it decides the game (it is not looked at
+        // again once the alerts below are raised).
+        let result = flag_result(&game.record, color);
         if let Some(quota) = quota
             && moves >= quota
         {
@@ -346,7 +349,6 @@ impl Reconstructor {
             self.alert(now, AlertKind::FlagAfterQuota, Some(color), message, Vec::new(), now);
             return;
         }
-        let play = self.play.as_ref().expect("a game is in progress");
         if both {
             if quota.is_none() {
                 let result = GameResult { outcome: KnownOutcome::Draw, termination: Termination::BothFlagsFallen };
@@ -357,7 +359,6 @@ impl Reconstructor {
             }
             return;
         }
-        let result = flag_result(&play.record, color);
         let outcome = match result.outcome {
             KnownOutcome::Draw => format!("a draw, as {} cannot checkmate by any legal sequence", side_name(!color)),
             KnownOutcome::Decisive { winner } => format!("a win for {}", side_name(winner)),
@@ -386,9 +387,9 @@ impl Reconstructor {
 
     /// The kings have stood on the centre squares for `gesture_hold`.
     fn result_gesture(&mut self, now: Timestamp, outcome: KnownOutcome) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.gesture = None;
-        if let Some(result) = play.record.result {
+        let Some(game) = self.phase.game_mut() else { return };
+        game.gesture = None;
+        if let Some(result) = game.record.result {
             if result.outcome != outcome {
                 self.alert(
                     now,
@@ -412,21 +413,25 @@ impl Reconstructor {
         // and is taken back. Without a clock the board cannot tell the two
         // apart and the move stays (the operator can take it back).
         let clock_in_use = self.clock.state().is_some();
-        if let Some(last) = play.record.plies.last()
-            && clock_in_use
-            && last.pressed_at.is_none()
-            && let crate::game::PlyMove::Legal(m) = last.mv
-            && m.role() == Role::King
-            && super::gesture::centre().any(|sq| sq == m.to())
-        {
-            let index = play.record.plies.len() - 1;
-            let previous = super::play::move_info(&play.record, index);
-            play.record.pop();
+        let gesture_half = game.record.plies.last().is_some_and(|last| {
+            clock_in_use
+                && last.pressed_at.is_none()
+                && matches!(last.mv, crate::game::PlyMove::Legal(m)
+                    if m.role() == Role::King && super::gesture::centre().any(|sq| sq == m.to()))
+        });
+        let taken_back = gesture_half.then(|| {
+            let previous = super::play::move_info(&game.record, game.record.plies.len() - 1);
+            game.record.pop();
+            previous
+        });
+        game.resync(&self.picture);
+        let completed = game.complete_last(now, None);
+        if let Some(previous) = taken_back {
             self.emit(now, EventKind::MoveRetracted { previous });
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.resync(&self.picture);
-        self.complete_last(now, None);
+        if let Some(completed) = completed {
+            self.emit(now, completed);
+        }
         self.end_game(now, GameResult { outcome, termination: Termination::ResultGesture });
     }
 }

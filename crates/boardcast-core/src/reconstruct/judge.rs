@@ -11,7 +11,7 @@
 use shakmaty::{Move, Position};
 
 use super::{
-    Reconstructor, Source,
+    Phase, Reconstructor, Source,
     describe::{describe_cell, describe_line},
     gesture::result_gesture,
     start::{find_start, find_wrong_start},
@@ -29,57 +29,59 @@ impl Reconstructor {
     pub(super) fn judge_now(&mut self, now: Timestamp) {
         // Readings of an occupancy board are followed from one still board
         // to the next.
-        if self.play.as_ref().is_some_and(|p| !p.over) && !self.following_lines() {
-            let verdict = self.verdict(false);
+        if let Some(game) = self.phase.playing()
+            && !self.following_lines()
+        {
+            let verdict = self.verdict(game, false);
             self.act(now, verdict, false);
         }
     }
 
     /// Judges the board once it has been still for `settle`.
     pub(super) fn judge_settled(&mut self, now: Timestamp) {
-        match &self.play {
+        match self.phase.playing() {
             // Readings of an occupancy board are followed instead.
-            Some(play) if !play.over && play.lines.is_some() => self.judge_lines(now),
-            Some(play) if !play.over => {
-                let verdict = self.verdict(true);
+            Some(game) if game.readings.lines.is_some() => self.judge_lines(now),
+            Some(game) => {
+                let verdict = self.verdict(game, true);
                 self.act(now, verdict, true);
             }
-            _ => self.judge_waiting(now),
+            None => self.judge_waiting(now),
         }
     }
 
     /// Carries out a verdict.
     fn act(&mut self, now: Timestamp, verdict: Verdict, settled: bool) {
-        let play = self.play.as_mut().expect("a game is in progress");
+        let Some(game) = self.phase.game_mut() else { return };
         if !matches!(verdict, Verdict::Gesture(_)) {
-            play.gesture = None;
+            game.gesture = None;
         }
         match verdict {
             Verdict::Wait => {}
             Verdict::InSync => self.back_in_sync(now),
             Verdict::Gesture(outcome) => {
-                if play.gesture.is_none_or(|(_, seen)| seen != outcome) {
-                    play.gesture = Some((now, outcome));
+                if game.gesture.is_none_or(|(_, seen)| seen != outcome) {
+                    game.gesture = Some((now, outcome));
                     // Should the gesture be undone, the board is not
                     // called out of sync before it would have counted.
-                    play.hold_out_of_sync(now + self.config.gesture_hold);
+                    game.hold_out_of_sync(now + self.config.gesture_hold);
                 }
             }
             Verdict::Make(m) => {
                 self.make_move(now, m, Source::OnBoard);
                 // Once settled, whatever else the board shows is judged now:
                 // nothing may change again to prompt it.
-                if settled && self.play.as_ref().is_some_and(|p| !p.over && !p.diff.is_empty()) {
-                    let verdict = self.verdict(settled);
+                if settled && let Some(game) = self.phase.playing().filter(|p| !p.diff.is_empty()) {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
             Verdict::MakeUnknownPromotion(m) => self.make_unknown_promotion(now, m, Source::OnBoard),
             Verdict::Seen(m) => {
-                if play.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
+                if game.pending.seen.as_ref().is_none_or(|(seen, _)| *seen != m) {
                     // Only the position: its moves are generated if the
                     // board goes on from it (the piece may slide further).
-                    play.seen = Some((m, play.known.after(m)));
+                    game.pending.seen = Some((m, game.known.after(m)));
                 }
             }
             Verdict::Retract => self.retract(now),
@@ -87,8 +89,8 @@ impl Reconstructor {
             Verdict::SeenThenAnswer(m) => {
                 self.make_move(now, m, Source::OnBoard);
                 // The answer is now a move from the game position.
-                if self.play.as_ref().is_some_and(|p| !p.over) {
-                    let verdict = self.verdict(settled);
+                if let Some(game) = self.phase.playing() {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
@@ -97,8 +99,11 @@ impl Reconstructor {
                 // On an occupancy board the lifted piece may also have made
                 // a capture the board could not see: settled, that is
                 // judged now, as nothing may change again to prompt it.
-                if settled && self.occupancy() {
-                    let verdict = self.verdict(settled);
+                if settled
+                    && self.occupancy()
+                    && let Some(game) = self.phase.game()
+                {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
@@ -107,17 +112,17 @@ impl Reconstructor {
             Verdict::Follow(lines) => self.follow_lines(now, lines),
             Verdict::TurnBoard => {
                 self.turn_board(now);
-                if self.play.as_ref().is_some_and(|p| !p.over && !p.diff.is_empty()) {
-                    let verdict = self.verdict(settled);
+                if let Some(game) = self.phase.playing().filter(|p| !p.diff.is_empty()) {
+                    let verdict = self.verdict(game, settled);
                     self.act(now, verdict, settled);
                 }
             }
             Verdict::Standing => self.stand(now),
             Verdict::NewGame(start) => self.start_game(now, start),
             Verdict::Unexplained => {
-                let since = *play.unexplained_since.get_or_insert(now);
-                if play.king_on_centre(&self.picture) {
-                    play.hold_out_of_sync(since + self.config.out_of_sync_after + self.config.gesture_hold);
+                let since = *game.unexplained_since.get_or_insert(now);
+                if game.king_on_centre(&self.picture) {
+                    game.hold_out_of_sync(since + self.config.out_of_sync_after + self.config.gesture_hold);
                 }
             }
         }
@@ -128,14 +133,14 @@ impl Reconstructor {
     /// a piece knocked over) leaves them waiting for the board, and is
     /// published as out of sync if it lasts.
     pub(super) fn lines_unexplained(&mut self, now: Timestamp) {
-        let verdict = self.verdict(true);
+        let Some(game) = self.phase.game() else { return };
+        let verdict = self.verdict(game, true);
         if matches!(verdict, Verdict::NewGame(_) | Verdict::Gesture(_)) {
             self.drop_lines();
             return self.act(now, verdict, true);
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        if play.unexplained_since.is_none() {
-            play.unexplained_since = Some(now);
+        if let Some(game) = self.phase.game_mut() {
+            game.unexplained_since.get_or_insert(now);
         }
     }
 
@@ -170,26 +175,23 @@ impl Reconstructor {
             return;
         }
         self.wrong_start = None;
-        if let Some(play) = self.play.as_mut()
-            && play.over
-        {
+        if let Phase::Over(game) = &mut self.phase {
             match result_gesture(&self.picture) {
-                Some(outcome) if play.gesture.is_none_or(|(_, seen)| seen != outcome) => {
-                    play.gesture = Some((now, outcome));
+                Some(outcome) if game.gesture.is_none_or(|(_, seen)| seen != outcome) => {
+                    game.gesture = Some((now, outcome));
                 }
                 Some(_) => {}
-                None => play.gesture = None,
+                None => game.gesture = None,
             }
         }
     }
 
     /// The board shows the game position again.
     pub(super) fn back_in_sync(&mut self, now: Timestamp) {
-        let Some(play) = self.play.as_mut() else { return };
-        play.unexplained_since = None;
-        play.gesture = None;
-        if matches!(play.status, BoardStatus::OutOfSync { .. }) {
-            play.status = BoardStatus::InSync;
+        let Some(game) = self.phase.game_mut() else { return };
+        game.unexplained_since = None;
+        game.gesture = None;
+        if game.back_in_sync() {
             self.emit(now, EventKind::Status(BoardStatus::InSync));
         }
     }
@@ -198,24 +200,24 @@ impl Reconstructor {
     /// publish it with the squares that differ (R9), and say which pieces of
     /// the side not to move left their squares (7.4.1).
     pub(super) fn out_of_sync(&mut self, now: Timestamp) {
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else { return };
-        let since = play.unexplained_since.unwrap_or(now);
-        let play_illegal_unresolved = play.illegal_unresolved;
-        let to_move = play.known.pos.turn();
-        let squares: Vec<_> = play.diff.into_iter().collect();
+        let Some(game) = self.phase.playing_mut() else { return };
+        let since = game.unexplained_since.unwrap_or(now);
+        let illegal_unresolved = game.illegal_unresolved;
+        let to_move = game.known.pos.turn();
+        let squares: Vec<_> = game.diff.into_iter().collect();
         let displaced: Vec<_> = squares
             .iter()
             .copied()
             .filter(|&sq| matches!(self.picture.get(sq), Cell::Piece(p) if p.color != to_move))
             .collect();
-        play.status = BoardStatus::OutOfSync { squares: squares.clone() };
+        game.status = BoardStatus::OutOfSync { squares: squares.clone() };
         let listed = squares
             .iter()
             .map(|sq| format!("{sq} ({})", describe_cell(self.picture.get(*sq))))
             .collect::<Vec<_>>()
             .join(", ");
         self.emit(now, EventKind::Status(BoardStatus::OutOfSync { squares: squares.clone() }));
-        if play_illegal_unresolved {
+        if illegal_unresolved {
             // The completed illegal move was alerted already; the board not
             // showing the game position is that same incident.
             return;
@@ -259,18 +261,23 @@ impl Reconstructor {
     /// order is recorded, marked as uncertain, and the arbiter is told the
     /// others.
     fn ambiguous(&mut self, now: Timestamp, mut sequences: Vec<Vec<Move>>) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        if play.ambiguous.as_ref() == Some(&self.picture) {
+        let Some(game) = self.phase.game_mut() else { return };
+        if game.ambiguous.as_ref() == Some(&self.picture) {
             return;
         }
-        let since = play.record.plies.last().map_or(play.record.started_at, |p| p.made_at);
-        let pos = play.known.pos.clone();
+        let since = game.record.plies.last().map_or(game.record.started_at, |p| p.made_at);
+        let pos = game.known.pos.clone();
         let to_move = pos.turn();
         // A stable order, so that live and replay record the same one.
         sequences.sort_by_cached_key(|line| describe_line(&pos, line));
         let lines: Vec<String> = sequences.iter().map(|line| describe_line(&pos, line)).collect();
         let same_position = transpositions(&pos, &sequences);
-        if same_position && self.config.uncertain_order == super::UncertainOrder::Record {
+        let record_order = same_position && self.config.uncertain_order == super::UncertainOrder::Record;
+        if !record_order {
+            // Waiting for the board: not alerted again for this picture.
+            game.ambiguous = Some(self.picture.clone());
+        }
+        if record_order {
             let plies = sequences[0].len();
             self.alert(
                 now,
@@ -286,8 +293,6 @@ impl Reconstructor {
             );
             return self.fill_in(now, &sequences[0], Source::InferredOrderUncertain);
         }
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.ambiguous = Some(self.picture.clone());
         let same = if same_position { "; the position is the same either way" } else { "" };
         self.alert(
             now,
@@ -314,8 +319,8 @@ impl Reconstructor {
     /// The board turned out to report its squares turned 180°: read it the
     /// other way round from now on (or alert, per configuration).
     fn turn_board(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.orientation_open = false;
+        let Some(game) = self.phase.game_mut() else { return };
+        game.readings.orientation_open = false;
         if self.config.rotated_board == super::RotatedBoard::Alert {
             return self.alert(
                 now,
@@ -329,8 +334,7 @@ impl Reconstructor {
         self.rotated = !self.rotated;
         self.picture = self.picture.rotated();
         self.log.rotate();
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.resync(&self.picture);
+        game.resync(&self.picture);
         self.alert(
             now,
             AlertKind::RotatedBoard,

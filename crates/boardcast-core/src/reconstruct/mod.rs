@@ -41,6 +41,7 @@ mod known;
 mod matcher;
 mod occupancy;
 mod operator;
+mod phase;
 mod play;
 mod start;
 mod touch;
@@ -48,19 +49,19 @@ mod verdict;
 
 use std::collections::VecDeque;
 
-use shakmaty::{Bitboard, ByColor, Color, KnownOutcome, Position, Square};
+use shakmaty::{Color, Position, Square};
 
 pub use self::config::{GameSetup, ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock};
 use self::{
     clock::{ClockChanges, ClockTracker},
-    known::Known,
+    phase::{Game, PendingMove, Phase, Press, Standing},
     start::Expected,
     touch::SensorLog,
 };
 use crate::{
     alert::{Alert, AlertKind},
-    event::{BoardStatus, ClockState, Event, EventKind},
-    game::{GameRecord, IllegalMove},
+    event::{BoardStatus, Event, EventKind},
+    game::GameRecord,
     sensor::{Picture, SensorEvent},
     time::Timestamp,
 };
@@ -80,8 +81,8 @@ pub struct Reconstructor {
     settle_at: Option<Timestamp>,
     clock: ClockTracker,
     log: SensorLog,
-    /// The game being played, or the last one (until the next starts).
-    play: Option<Play>,
+    /// Waiting for a game, playing one, or past the end of one.
+    phase: Phase,
     /// A wrong initial position on the board, since when.
     wrong_start: Option<(Timestamp, Picture)>,
     /// Pictures already alerted while waiting for a game, so that an alert
@@ -112,78 +113,6 @@ pub struct Reconstructor {
     board_request: bool,
 }
 
-/// A game in progress (or just ended).
-#[derive(Debug)]
-struct Play {
-    record: GameRecord,
-    /// The game position with its legal moves, kept in step with `record`.
-    known: Known,
-    /// The game has a result; the board is only watched for the result
-    /// gesture and for the next game's set-up.
-    over: bool,
-    /// The game started from a wrong initial position (7.2.1).
-    wrong_start: bool,
-    /// Squares where the picture differs from the game position.
-    diff: Bitboard,
-    /// A clock press waiting for its move to appear on the board.
-    press: Option<Press>,
-    /// The settled board has shown nothing the game explains since then.
-    unexplained_since: Option<Timestamp>,
-    /// What the daemon last published about the board.
-    status: BoardStatus,
-    /// The result gesture, since when.
-    gesture: Option<(Timestamp, KnownOutcome)>,
-    /// The unexplained board (since when) whose out-of-sync verdict is
-    /// held until then: a result gesture may be under way.
-    held: Option<(Timestamp, Timestamp)>,
-    /// Without a clock: when the made move counts as completed. While lines
-    /// are followed (`occupancy.rs`), with or without a clock: when no
-    /// piece can still be in a hand.
-    quiet_at: Option<Timestamp>,
-    /// Completed illegal moves per player (7.5.5).
-    illegal: ByColor<u32>,
-    /// A completed illegal move has not been put right on the board yet.
-    illegal_unresolved: bool,
-    /// After a completed illegal move (or a press without a move) by one
-    /// player, the opponent whose clock then runs: the next press by that
-    /// opponent, before the offender presses again, sets the clock running
-    /// for the offender again (the correction, 7.5.1) and is not judged.
-    restoring_press: Option<Color>,
-    /// Flags fallen per player: the n-th ends the n-th period.
-    flags: ByColor<u32>,
-    /// The move last taken back before completion, with its ply number: a
-    /// different move then made for the same ply breaks 4.7.
-    retracted: Option<(usize, crate::event::MoveInfo, Timestamp)>,
-    /// An illegal move completed in rapid or blitz, kept in case the
-    /// opponent answers it and it stands (A.5.2).
-    standing: Option<Standing>,
-    /// The board picture last alerted as ambiguous (R10), not to repeat it.
-    ambiguous: Option<Picture>,
-    /// A move the board showed but that was left to settle (a piece that
-    /// could have been on its way): evidence for telling apart sequences
-    /// that reach the same board (R10).
-    /// Not boxed, unlike `before`: it is set for many moves (a piece
-    /// sliding, a pawn pushed one square), and a box would be allocated for
-    /// each.
-    seen: Option<(shakmaty::Move, Known)>,
-    /// The position before the last ply with its legal moves, while that
-    /// ply is only made (to tell a changed move from a new one).
-    before: Option<Box<Known>>,
-    /// Claimable draws already announced for the current position.
-    claims: Vec<crate::game::end::Claimable>,
-    /// The ply count at which an irregular position (A.5.4) was first seen.
-    irregular_at: Option<usize>,
-    /// An occupancy board read more than one way: the readings followed
-    /// until the board tells which is right (`occupancy.rs`).
-    lines: Option<Box<occupancy::Lines>>,
-    /// The start position looked the same turned 180° (an occupancy board):
-    /// the first move tells which way round the board is.
-    orientation_open: bool,
-    /// What an occupancy board saw of the last move on the record: the
-    /// moves after it are judged against it.
-    previous: occupancy::Previous,
-}
-
 /// How the board told of a move being put on the record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Source {
@@ -206,68 +135,6 @@ pub const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(
 /// player: a DGT board answers a dump request within tens of milliseconds.
 pub(crate) const BOARD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// A clock press not yet matched to a move.
-#[derive(Clone, Copy, Debug)]
-struct Press {
-    by: Color,
-    at: Timestamp,
-    deadline: Timestamp,
-    clock: ClockState,
-}
-
-/// An illegal move that stands if the opponent answers it (A.5.2).
-#[derive(Clone, Debug)]
-struct Standing {
-    at: Timestamp,
-    mv: IllegalMove,
-    position: Known,
-    clock: ClockState,
-}
-
-impl Play {
-    /// When the unexplained board is published as out of sync (and its
-    /// displaced pieces alerted). Not while the result gesture is being
-    /// held; and a king put on a centre square may be the first half of
-    /// the gesture, whose second king comes once the players have cleared
-    /// the square: such a board gets `gesture_hold` more before anyone is
-    /// blamed. A king really displaced is still alerted then.
-    /// The hold only ever grows, so the deadline never moves into the past.
-    fn out_of_sync_due(&self, config: &ReconstructorConfig) -> Option<Timestamp> {
-        let since = self.unexplained_since?;
-        if self.gesture.is_some() {
-            return None;
-        }
-        let due = since + config.out_of_sync_after;
-        let held = self.held.filter(|&(s, _)| s == since).map(|(_, until)| until);
-        Some(held.map_or(due, |until| until.max(due)))
-    }
-
-    /// Holds the out-of-sync verdict on the current unexplained board until
-    /// at least `until`.
-    fn hold_out_of_sync(&mut self, until: Timestamp) {
-        let Some(since) = self.unexplained_since else { return };
-        let held = self.held.filter(|&(s, _)| s == since).map_or(until, |(_, t)| t.max(until));
-        self.held = Some((since, held));
-    }
-
-    /// A king stands on a centre square where the game has none: possibly
-    /// the first half of the result gesture.
-    fn king_on_centre(&self, picture: &Picture) -> bool {
-        gesture::centre().any(|sq| {
-            self.diff.contains(sq)
-                && matches!(picture.get(sq), crate::sensor::Cell::Piece(p) if p.role == shakmaty::Role::King)
-        })
-    }
-
-    /// Brings `known` and `diff` in step with the record after it changed.
-    fn resync(&mut self, picture: &Picture) {
-        if self.known.pos != *self.record.position() {
-            self.known = Known::new(self.record.position().clone());
-        }
-        self.diff = picture.diff(self.known.pos.board());
-    }
-}
-
 impl Reconstructor {
     /// A reconstructor waiting for the first game.
     pub fn new(config: ReconstructorConfig, setup: GameSetup) -> Self {
@@ -286,7 +153,7 @@ impl Reconstructor {
             settle_at: None,
             clock,
             log: SensorLog::default(),
-            play: None,
+            phase: Phase::Waiting,
             wrong_start: None,
             waiting_alerted: None,
             next_game: 1,
@@ -434,20 +301,20 @@ impl Reconstructor {
         next.consider(self.settle_due());
         next.consider(self.suspect_until);
         next.consider(self.wrong_start.as_ref().map(|(since, _)| *since + self.config.out_of_sync_after));
-        if let Some(play) = &self.play {
-            next.consider(play.gesture.map(|(t, _)| t + self.config.gesture_hold));
+        if let Some(game) = self.phase.game() {
+            next.consider(game.gesture.map(|(t, _)| t + self.config.gesture_hold));
+        }
+        if let Some(game) = self.phase.playing() {
             // While the picture is suspect these wait; they come due (or
             // go away) when it is whole again.
-            if !play.over && self.suspect_until.is_none() {
+            if self.suspect_until.is_none() {
                 let resumed = |t: Timestamp| t.max(self.resumed_at);
-                next.consider(play.press.map(|p| resumed(p.deadline)));
-                if !matches!(play.status, BoardStatus::OutOfSync { .. }) {
-                    next.consider(play.out_of_sync_due(&self.config).map(resumed));
+                next.consider(game.pending.press.map(|p| resumed(p.deadline)));
+                if !matches!(game.status, BoardStatus::OutOfSync { .. }) {
+                    next.consider(game.out_of_sync_due(&self.config).map(resumed));
                 }
             }
-            if !play.over {
-                next.consider(play.quiet_at);
-            }
+            next.consider(game.pending.quiet_at);
         }
         next.0
     }
@@ -464,17 +331,17 @@ impl Reconstructor {
 
     /// How the board relates to the game in progress, if there is one.
     pub(crate) fn board_status(&self) -> Option<&BoardStatus> {
-        self.play.as_ref().filter(|p| !p.over).map(|p| &p.status)
+        self.phase.playing().map(|p| &p.status)
     }
 
     /// The game being played (or the last one, until the next starts).
     pub fn game(&self) -> Option<&GameRecord> {
-        self.play.as_ref().map(|p| &p.record)
+        self.phase.game().map(|p| &p.record)
     }
 
     /// Every game on this board so far, oldest first, the current one last.
     pub fn games(&self) -> impl Iterator<Item = &GameRecord> {
-        self.finished.iter().chain(self.play.as_ref().map(|p| &p.record))
+        self.finished.iter().chain(self.phase.game().map(|p| &p.record))
     }
 
     /// Game `number` of this board: the current one, or a finished one
@@ -494,7 +361,7 @@ impl Reconstructor {
     /// Ends the session: every game, the current one last.
     pub fn into_games(mut self) -> Vec<GameRecord> {
         let mut games = std::mem::take(&mut self.finished);
-        games.extend(self.play.take().map(|p| p.record));
+        games.extend(self.phase.take_game().map(|p| p.record));
         games
     }
 
@@ -510,17 +377,17 @@ impl Reconstructor {
     /// as such (R10).
     fn picture_changed(&mut self, now: Timestamp, judge_now: bool) {
         self.settle_at = Some(now + self.config.settle);
-        let Some(play) = self.play.as_mut().filter(|p| !p.over) else {
+        let Some(game) = self.phase.playing_mut() else {
             return;
         };
-        play.diff = self.picture.diff(play.known.pos.board());
-        if play.diff.is_empty() {
+        game.diff = self.picture.diff(game.known.pos.board());
+        if game.diff.is_empty() {
             // The game position is back on the board: an illegal move
             // completed before has been put right.
-            play.illegal_unresolved = false;
+            game.illegal_unresolved = false;
         }
-        if play.quiet_at.is_some() {
-            play.quiet_at = Some(now + self.config.quiet_completion);
+        if game.pending.quiet_at.is_some() {
+            game.pending.quiet_at = Some(now + self.config.quiet_completion);
         }
         if judge_now {
             self.judge_now(now);
@@ -528,7 +395,7 @@ impl Reconstructor {
     }
 
     fn handle_clock(&mut self, now: Timestamp, reading: &crate::sensor::ClockReading) {
-        let game = self.play.as_ref().filter(|p| !p.over).map(|p| (p.known.pos.turn(), p.record.plies.len()));
+        let game = self.phase.playing().map(|p| (p.known.pos.turn(), p.record.plies.len()));
         let previous = self.clock.state();
         let (state, changes) = self.clock.handle(reading, game);
         let Some(state) = state else {
@@ -553,7 +420,7 @@ impl Reconstructor {
     /// Queues an event for the current game.
     fn emit(&mut self, t: Timestamp, kind: EventKind) {
         self.seq += 1;
-        let game = self.play.as_ref().map_or(self.next_game, |p| p.record.number);
+        let game = self.phase.game().map_or(self.next_game, |p| p.record.number);
         self.events.push_back(Event { game, seq: self.seq, t, kind });
     }
 
@@ -574,7 +441,7 @@ impl Reconstructor {
         squares: Vec<Square>,
         since: Timestamp,
     ) {
-        let ply = self.play.as_ref().map_or(0, |p| p.record.completed_plies());
+        let ply = self.phase.game().map_or(0, |p| p.record.completed_plies());
         self.alert_at_ply(ply, t, kind, side, message, squares, since);
     }
 

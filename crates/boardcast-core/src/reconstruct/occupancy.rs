@@ -48,7 +48,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, CastlingSide, Move, Position, Role, Square};
 
 use super::{
-    Reconstructor, Source,
+    Game, Reconstructor, Source,
     known::Known,
     matcher::{Found, effect, find_move, origins},
     touch::Changes,
@@ -125,12 +125,26 @@ impl Previous {
     }
 }
 
+/// What an occupancy board needs to read the game, beyond the game itself.
+#[derive(Debug, Default)]
+pub(super) struct Readings {
+    /// The board read more than one way: the readings followed until the
+    /// board tells which is right.
+    pub(super) lines: Option<Box<Lines>>,
+    /// The start position looked the same turned 180°: the first move
+    /// tells which way round the board is.
+    pub(super) orientation_open: bool,
+    /// What the board saw of the last move on the record: the moves after
+    /// it are judged against it.
+    pub(super) previous: Previous,
+}
+
 /// Lines being followed while the board cannot be read one way.
 #[derive(Debug)]
 pub(super) struct Lines {
     /// The lines still possible, in a stable order. (When the board will
     /// have been still long enough that no piece is still in a hand is the
-    /// game's `quiet_at`.)
+    /// game's `pending.quiet_at`.)
     lines: Vec<Line>,
     /// The arbiter was told the board cannot be read one way.
     alerted: bool,
@@ -500,38 +514,37 @@ impl Reconstructor {
 
     /// When the last move on the record began, as the board saw it.
     pub(super) fn last_began(&self) -> Option<Timestamp> {
-        self.play.as_ref()?.previous.began
+        self.phase.game()?.readings.previous.began
     }
 
     /// The lines from the game position that explain `picture`.
-    pub(super) fn lines_from_game(&self, picture: &Picture, changes: &Changes) -> Vec<Line> {
-        let play = self.play.as_ref().expect("a game is in progress");
-        let start = Line::start(play.known.clone(), play.previous);
+    pub(super) fn lines_from_game(&self, game: &Game, picture: &Picture, changes: &Changes) -> Vec<Line> {
+        let start = Line::start(game.known.clone(), game.readings.previous);
         advance(&[start], picture, changes, self.line_plies(), false)
     }
 
     /// The board can be read more than one way: follow every reading.
     pub(super) fn follow_lines(&mut self, now: Timestamp, lines: Vec<Line>) {
         let quiet = self.config.quiet_completion;
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.seen = None;
-        play.unexplained_since = None;
-        play.quiet_at = Some(now + quiet);
-        play.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
+        let Some(game) = self.phase.game_mut() else { return };
+        game.pending.seen = None;
+        game.unexplained_since = None;
+        game.pending.quiet_at = Some(now + quiet);
+        game.readings.lines = Some(Box::new(Lines { lines, alerted: false, since: now }));
         self.decide_lines(now);
     }
 
     /// Whether lines are being followed.
     pub(super) fn following_lines(&self) -> bool {
-        self.play.as_ref().is_some_and(|p| !p.over && p.lines.is_some())
+        self.phase.playing().is_some_and(|p| p.readings.lines.is_some())
     }
 
     /// The board has settled while lines are followed: take it into each.
     pub(super) fn judge_lines(&mut self, now: Timestamp) {
         let changes = self.changes();
         let (max_plies, quiet) = (self.line_plies(), self.config.quiet_completion);
-        let play = self.play.as_mut().expect("a game is in progress");
-        let Some(lines) = play.lines.as_mut() else { return };
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(lines) = game.readings.lines.as_mut() else { return };
         let next = advance(&lines.lines, &self.picture, &changes, max_plies, false);
         if next.is_empty() {
             // A move half made (the king put down before the rook is
@@ -539,7 +552,7 @@ impl Reconstructor {
             return self.lines_unexplained(now);
         }
         lines.lines = next;
-        play.quiet_at = Some(now + quiet);
+        game.pending.quiet_at = Some(now + quiet);
         self.back_in_sync(now);
         self.decide_lines(now);
     }
@@ -554,20 +567,20 @@ impl Reconstructor {
             return false;
         }
         let (changes, max_plies, quiet) = (self.changes(), self.line_plies(), self.config.quiet_completion);
-        let Some(play) = self.play.as_mut() else { return false };
-        let following = play.lines.is_some();
-        let from = match &play.lines {
+        let Some(game) = self.phase.game_mut() else { return false };
+        let following = game.readings.lines.is_some();
+        let from = match &game.readings.lines {
             Some(lines) => lines.lines.clone(),
-            None => vec![Line::start(play.known.clone(), play.previous)],
+            None => vec![Line::start(game.known.clone(), game.readings.previous)],
         };
         let next = advance(&from, &self.picture, &changes, max_plies, true);
         if next.is_empty() || (!following && next.iter().all(|line| line.steps.is_empty())) {
             return false;
         }
-        match play.lines.as_mut() {
+        match game.readings.lines.as_mut() {
             Some(lines) => {
                 lines.lines = next;
-                play.quiet_at = Some(now + quiet);
+                game.pending.quiet_at = Some(now + quiet);
                 self.back_in_sync(now);
                 self.decide_lines(now);
             }
@@ -579,7 +592,7 @@ impl Reconstructor {
     /// The board has been still for `quiet_completion`: no piece is in a
     /// hand any more, so the lines that need one give way.
     pub(super) fn lines_quiet(&mut self, now: Timestamp) {
-        let Some(lines) = self.play.as_mut().and_then(|p| p.lines.as_mut()) else { return };
+        let Some(lines) = self.phase.game_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
         prefer(&mut lines.lines, |line| !line.in_air);
         self.decide_lines(now);
         self.alert_lines(now);
@@ -588,7 +601,7 @@ impl Reconstructor {
     /// `by` pressed the clock: their move is finished, so the lines in
     /// which they have not moved give way.
     pub(super) fn lines_pressed(&mut self, now: Timestamp, by: shakmaty::Color) {
-        let Some(lines) = self.play.as_mut().and_then(|p| p.lines.as_mut()) else { return };
+        let Some(lines) = self.phase.game_mut().and_then(|p| p.readings.lines.as_mut()) else { return };
         prefer(&mut lines.lines, |line| line.end.pos.turn() != by);
         self.decide_lines(now);
     }
@@ -596,15 +609,15 @@ impl Reconstructor {
     /// Records the moves every line agrees on; stops following when one
     /// line is left.
     fn decide_lines(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        let Some(lines) = play.lines.as_mut() else { return };
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(lines) = game.readings.lines.as_mut() else { return };
         let agreed = agreed(&lines.lines);
         let steps: Vec<Step> = lines.lines[0].steps[..agreed].to_vec();
         for line in &mut lines.lines {
             line.steps.drain(..agreed);
         }
         if lines.lines.len() == 1 {
-            play.lines = None;
+            game.readings.lines = None;
         } else if agreed > 0 {
             // What is left open is a new question for the arbiter.
             lines.alerted = false;
@@ -614,14 +627,14 @@ impl Reconstructor {
         // A move recorded resets the quiet time (with a clock, to nothing):
         // lines still open want it.
         let quiet = now + self.config.quiet_completion;
-        if let Some(play) = self.play.as_mut().filter(|p| agreed > 0 && p.lines.is_some()) {
-            play.quiet_at = Some(quiet);
+        if let Some(game) = self.phase.game_mut().filter(|p| agreed > 0 && p.readings.lines.is_some()) {
+            game.pending.quiet_at = Some(quiet);
         }
         // Far behind the board: tell the arbiter.
         let lagging = self
-            .play
-            .as_ref()
-            .and_then(|p| p.lines.as_ref())
+            .phase
+            .game()
+            .and_then(|p| p.readings.lines.as_ref())
             .is_some_and(|l| l.lines.iter().all(|line| line.steps.len() >= self.config.fill_in_plies));
         if lagging {
             self.alert_lines(now);
@@ -637,10 +650,7 @@ impl Reconstructor {
             } else {
                 self.make_move(now, step.m, how);
             }
-            let play = self.play.as_mut().expect("a game is in progress");
-            play.previous = step.seen_as;
-            if play.over {
-                play.lines = None;
+            if self.step_recorded(step.seen_as) {
                 return;
             }
             if i + 1 < steps.len() {
@@ -649,14 +659,27 @@ impl Reconstructor {
         }
     }
 
+    /// A step of the lines went on the record: what the board saw of it
+    /// orders the moves after it. Whether it ended the game (and with it
+    /// the lines).
+    fn step_recorded(&mut self, seen_as: Previous) -> bool {
+        let over = self.phase.is_over();
+        let Some(game) = self.phase.game_mut() else { return true };
+        game.readings.previous = seen_as;
+        if over {
+            game.readings.lines = None;
+        }
+        over
+    }
+
     /// Tells the arbiter (once) that the board can be read more than one
     /// way.
     fn alert_lines(&mut self, now: Timestamp) {
-        let Some(play) = self.play.as_mut() else { return };
-        let Some(lines) = play.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
+        let Some(game) = self.phase.game_mut() else { return };
+        let Some(lines) = game.readings.lines.as_mut().filter(|l| !l.alerted && l.lines.len() > 1) else { return };
         lines.alerted = true;
         let since = lines.since;
-        let pos = play.known.pos.clone();
+        let pos = game.known.pos.clone();
         let mut readings: Vec<String> = lines
             .lines
             .iter()
@@ -694,8 +717,8 @@ impl Reconstructor {
     /// when no line begins with `moves`.
     pub(super) fn enter_on_lines(&mut self, now: Timestamp, moves: &[Move]) -> Option<String> {
         let quiet = self.config.quiet_completion;
-        let play = self.play.as_mut()?;
-        let lines = play.lines.as_mut()?;
+        let game = self.phase.game_mut()?;
+        let lines = game.readings.lines.as_mut()?;
         let n = moves.len();
         let begins = |line: &Line| line.steps.len() >= n && line.steps.iter().zip(moves).all(|(s, m)| s.m == *m);
         if !lines.lines.iter().any(begins) {
@@ -709,31 +732,29 @@ impl Reconstructor {
         // What is left open, if anything, is a new question.
         lines.alerted = false;
         lines.since = now;
-        play.quiet_at = Some(now + quiet);
-        let before = play.record.plies.len();
+        game.pending.quiet_at = Some(now + quiet);
+        let before = game.record.plies.len();
         for step in &entered {
             self.make_move(now, step.m, Source::Entered);
             self.complete_last(now, None);
-            let play = self.play.as_mut().expect("a game is in progress");
-            play.previous = step.seen_as;
-            if play.over {
-                play.lines = None;
+            if self.step_recorded(step.seen_as) {
                 break;
             }
         }
-        let entered_at = self.play.as_ref().map_or(before, |p| p.record.plies.len());
+        let entered_at = self.phase.game().map_or(before, |p| p.record.plies.len());
         self.decide_lines(now);
         // Still open further on: the operator is asked about that now,
         // while looking at the board, with the readings.
         self.alert_lines(now);
-        let play = self.play.as_ref().expect("a game is in progress");
-        let then: Vec<String> = play.record.plies[entered_at..].iter().map(|p| p.san.to_string()).collect();
-        let sans: Vec<String> = play.record.plies[before..entered_at].iter().map(|p| p.san.to_string()).collect();
+        // The game the moves went into (no game, no reply: never so).
+        let game = self.phase.game()?;
+        let then: Vec<String> = game.record.plies[entered_at..].iter().map(|p| p.san.to_string()).collect();
+        let sans: Vec<String> = game.record.plies[before..entered_at].iter().map(|p| p.san.to_string()).collect();
         let mut reply = format!("entered {}", sans.join(" "));
         if !then.is_empty() {
             reply.push_str(&format!("; then, as the board showed: {}", then.join(" ")));
         }
-        if play.lines.is_some() {
+        if game.readings.lines.is_some() {
             reply.push_str("; the board can still be read more than one way after that");
         }
         Some(reply)
@@ -741,8 +762,8 @@ impl Reconstructor {
 
     /// Stops following lines (the operator changed the game).
     pub(super) fn drop_lines(&mut self) {
-        if let Some(play) = self.play.as_mut() {
-            play.lines = None;
+        if let Some(game) = self.phase.game_mut() {
+            game.readings.lines = None;
         }
     }
 }

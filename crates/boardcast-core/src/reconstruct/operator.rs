@@ -6,9 +6,9 @@
 
 use shakmaty::{CastlingMode, Chess, Color, KnownOutcome, Move, Position, Role, fen::Fen, san::San};
 
-use super::{Reconstructor, Source, known::Known, play::move_info, start::Start};
+use super::{Game, Phase, Reconstructor, Source, known::Known, play::move_info, start::Start};
 use crate::{
-    event::{BoardStatus, EventKind},
+    event::{BoardStatus, EventKind, MoveInfo},
     game::{GameResult, PlyMove, Termination, end::forced_result_with},
     operator::{Command, CommandError, Reason},
     time::Timestamp,
@@ -74,18 +74,19 @@ impl Reconstructor {
 
     /// Closes the game on the board as it is; the board waits for the next.
     fn close_game(&mut self, now: Timestamp) -> String {
-        let Some(play) = self.play.as_ref() else {
+        let Some(game) = self.phase.game() else {
             return "no game on the board; it waits for the next one".into();
         };
-        let number = play.record.number;
-        let result = play.record.result.map_or("*", |r| r.pgn());
-        if !play.over && play.record.pending().is_some() {
+        let number = game.record.number;
+        let result = game.record.result.map_or("*", |r| r.pgn());
+        if self.phase.playing().is_some_and(|p| p.record.pending().is_some()) {
             self.complete_last(now, None);
         }
         self.emit(now, EventKind::GameClosed);
         self.emit(now, EventKind::Status(BoardStatus::AwaitingStart));
-        let play = self.play.take().expect("checked above");
-        self.finished.push(play.record);
+        if let Some(game) = self.phase.take_game() {
+            self.finished.push(game.record);
+        }
         // If the next game is already set up, it starts once the board is
         // judged.
         self.settle_at = Some(now + self.config.settle);
@@ -107,15 +108,16 @@ impl Reconstructor {
             (Reason::Arbiter, _) => Termination::Operator,
         };
         let result = GameResult { outcome, termination };
-        let play = self.play.as_mut().ok_or(CommandError::NoGame)?;
-        let number = play.record.number;
-        if play.over {
+        let over = self.phase.is_over();
+        let game = self.phase.game_mut().ok_or(CommandError::NoGame)?;
+        let number = game.record.number;
+        if over {
             // A correction of a result already published: said again, in
             // full.
-            play.record.result = Some(result);
+            game.record.result = Some(result);
             self.emit(now, EventKind::GameEnded(result));
         } else {
-            if play.record.pending().is_some() {
+            if game.record.pending().is_some() {
                 self.complete_last(now, None);
             }
             self.end_game(now, result);
@@ -124,30 +126,15 @@ impl Reconstructor {
     }
 
     fn take_back(&mut self, now: Timestamp) -> Result<String, CommandError> {
-        let play = self.play.as_mut().ok_or(CommandError::NoGame)?;
-        let index = play.record.plies.len().checked_sub(1).ok_or(CommandError::NothingToTakeBack)?;
-        let previous = move_info(&play.record, index);
-        let reopened = play.over;
-        play.record.pop();
-        play.record.result = None;
-        play.over = false;
-        play.known = Known::new(play.record.position().clone());
-        play.before = None;
-        play.retracted = None;
-        play.seen = None;
-        play.standing = None;
-        play.ambiguous = None;
-        play.press = None;
-        play.quiet_at = None;
-        play.gesture = None;
-        play.illegal_unresolved = false;
-        play.claims.clear();
-        play.lines = None;
-        play.resync(&self.picture);
+        let reopened = self.phase.is_over();
+        let game = self.phase.game_mut().ok_or(CommandError::NoGame)?;
+        let previous = game.take_back(&self.picture).ok_or(CommandError::NothingToTakeBack)?;
+        if reopened {
+            game.status = BoardStatus::InSync;
+            self.phase.reopen();
+        }
         self.emit(now, EventKind::MoveRetracted { previous: previous.clone() });
         if reopened {
-            let play = self.play.as_mut().expect("checked above");
-            play.status = BoardStatus::InSync;
             self.emit(now, EventKind::Status(BoardStatus::InSync));
         }
         // The board is compared with the game again: if it still shows the
@@ -157,15 +144,16 @@ impl Reconstructor {
     }
 
     fn enter_moves(&mut self, now: Timestamp, moves: &[String]) -> Result<String, CommandError> {
-        let play = self.play.as_ref().ok_or(CommandError::NoGame)?;
-        if play.over {
-            return Err(CommandError::GameOver);
-        }
+        let game = match &self.phase {
+            Phase::Waiting => return Err(CommandError::NoGame),
+            Phase::Over(_) => return Err(CommandError::GameOver),
+            Phase::Playing(game) => game,
+        };
         if moves.is_empty() {
             return Err(CommandError::NoMoves);
         }
         // Every move must be legal in turn before any is recorded.
-        let mut pos = play.known.pos.clone();
+        let mut pos = game.known.pos.clone();
         let mut line = Vec::with_capacity(moves.len());
         for text in moves {
             let fen = Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
@@ -186,7 +174,7 @@ impl Reconstructor {
         for m in &line {
             self.make_move(now, *m, Source::Entered);
             self.complete_last(now, None);
-            if self.play.as_ref().is_some_and(|p| p.over) {
+            if self.phase.is_over() {
                 break;
             }
         }
@@ -199,8 +187,8 @@ impl Reconstructor {
     /// later move would not be legal with the new piece.
     fn amend_promotion(&mut self, now: Timestamp, piece: &str) -> Result<String, CommandError> {
         let role = promotion_role(piece)?;
-        let play = self.play.as_ref().ok_or(CommandError::NoGame)?;
-        let plies = &play.record.plies;
+        let game = self.phase.game_mut().ok_or(CommandError::NoGame)?;
+        let plies = &game.record.plies;
         let index = plies
             .iter()
             .rposition(|p| matches!(p.mv, PlyMove::Legal(m) if m.is_promotion()))
@@ -209,60 +197,32 @@ impl Reconstructor {
         if old.promotion() == Some(role) {
             return Ok(format!("ply {} already promotes to a {}", index + 1, role_word(role)));
         }
-        let moves = replayed_with(play.record.position_before(index), &plies[index..], role)?;
+        let moves = replayed_with(game.record.position_before(index), &plies[index..], role)?;
         let was = plies[index].san;
-        let amended = self.rewrite_from(now, index, &moves);
-        self.after_amended_promotion(now);
-        let now_san = self.play.as_ref().map(|p| p.record.plies[index].san);
-        let later = if amended > 1 { format!(" (and {} later moves amended)", amended - 1) } else { String::new() };
-        Ok(format!("ply {}: {was} is now {}{later}", index + 1, now_san.map_or_else(String::new, |s| s.to_string())))
-    }
-
-    /// Records plies `index..` again as `moves`, keeping when each was made,
-    /// completed and pressed for; publishes each ply that changed. Returns
-    /// how many did.
-    fn rewrite_from(&mut self, now: Timestamp, index: usize, moves: &[Move]) -> usize {
-        let play = self.play.as_mut().expect("checked by the caller");
-        let mut old = Vec::with_capacity(moves.len());
-        for i in (index..play.record.plies.len()).rev() {
-            let info = move_info(&play.record, i);
-            old.push((play.record.pop().expect("a ply to rewrite"), info));
-        }
-        old.reverse();
-        let mut changed = Vec::new();
-        for ((ply, before), &m) in old.into_iter().zip(moves) {
-            let i = play.record.plies.len();
-            play.record.push(m, ply.made_at, ply.inferred);
-            let new = play.record.plies.last_mut().expect("just pushed");
-            new.status = ply.status;
-            new.completed_at = ply.completed_at;
-            new.pressed_at = ply.pressed_at;
-            new.clock_ms = ply.clock_ms;
-            new.order_uncertain = ply.order_uncertain;
-            new.entered = ply.entered;
-            if new.san != ply.san || new.after != ply.after {
-                changed.push((before, move_info(&play.record, i)));
-            }
-        }
+        let changed = game.rewrite_from(index, &moves);
         let amended = changed.len();
         for (previous, now_info) in changed {
             self.emit(now, EventKind::MoveAmended { previous: Box::new(previous), now: Box::new(now_info) });
         }
-        amended
+        self.after_amended_promotion(now);
+        let now_san = self.phase.game().map(|p| p.record.plies[index].san);
+        let later = if amended > 1 { format!(" (and {} later moves amended)", amended - 1) } else { String::new() };
+        Ok(format!("ply {}: {was} is now {}{later}", index + 1, now_san.map_or_else(String::new, |s| s.to_string())))
     }
 
     /// After the record was rewritten: the game position, and the result
     /// where the position decided it.
     fn after_amended_promotion(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("checked by the caller");
-        play.known = Known::new(play.record.position().clone());
-        let last = play.record.plies.len() - 1;
-        play.before = Some(Box::new(Known::new(play.record.position_before(last).clone())));
-        play.seen = None;
-        play.lines = None;
-        play.resync(&self.picture);
-        let forced = forced_result_with(&play.record, play.known.has_moves());
-        let decided_by_board = play.record.result.is_some_and(|r| {
+        let over = self.phase.is_over();
+        let Some(game) = self.phase.game_mut() else { return };
+        game.known = Known::new(game.record.position().clone());
+        let last = game.record.plies.len() - 1;
+        game.pending.before = Some(Box::new(Known::new(game.record.position_before(last).clone())));
+        game.pending.seen = None;
+        game.readings.lines = None;
+        game.resync(&self.picture);
+        let forced = forced_result_with(&game.record, game.known.has_moves());
+        let decided_by_board = game.record.result.is_some_and(|r| {
             matches!(
                 r.termination,
                 Termination::Checkmate
@@ -273,12 +233,15 @@ impl Reconstructor {
             )
         });
         match forced {
-            Some(result) if play.record.result != Some(result) && (decided_by_board || !play.over) => {
-                if play.record.pending().is_some() {
-                    self.complete_last(now, None);
+            Some(result) if game.record.result != Some(result) && (decided_by_board || !over) => {
+                let completed = game.complete_last(now, None);
+                if over {
+                    game.record.result = Some(result);
                 }
-                if self.play.as_ref().is_some_and(|p| p.over) {
-                    self.play.as_mut().expect("checked").record.result = Some(result);
+                if let Some(completed) = completed {
+                    self.emit(now, completed);
+                }
+                if over {
                     self.emit(now, EventKind::GameEnded(result));
                 } else {
                     self.end_game(now, result);
@@ -286,9 +249,9 @@ impl Reconstructor {
             }
             None if decided_by_board => {
                 // The position no longer ends the game: it goes on.
-                play.record.result = None;
-                play.over = false;
-                play.status = BoardStatus::InSync;
+                game.record.result = None;
+                game.status = BoardStatus::InSync;
+                self.phase.reopen();
                 self.emit(now, EventKind::Status(BoardStatus::InSync));
                 self.settle_at = Some(now + self.config.settle);
             }
@@ -320,11 +283,11 @@ impl Reconstructor {
         check_tag_names(tags)?;
         for (name, value) in tags {
             self.set_setup_tag(name, value);
-            if let Some(play) = self.play.as_mut() {
-                set_tag(&mut play.record.tags, name, value);
+            if let Some(game) = self.phase.game_mut() {
+                set_tag(&mut game.record.tags, name, value);
             }
         }
-        let now_tags = self.play.as_ref().map_or_else(|| self.setup.tags.clone(), |p| p.record.tags.clone());
+        let now_tags = self.phase.game().map_or_else(|| self.setup.tags.clone(), |p| p.record.tags.clone());
         self.emit(now, EventKind::TagsChanged(now_tags));
         let listed: Vec<String> = tags.iter().map(|(k, v)| format!("{k} {v:?}")).collect();
         Ok(format!("set {}", listed.join(", ")))
@@ -333,6 +296,36 @@ impl Reconstructor {
     /// A tag of the board's next games.
     fn set_setup_tag(&mut self, name: &str, value: &str) {
         set_tag(&mut self.setup.tags, name, value);
+    }
+}
+
+impl Game {
+    /// Records plies `index..` again as `moves`, keeping when each was made,
+    /// completed and pressed for: each ply that changed, as it was and as
+    /// it is now, to publish.
+    fn rewrite_from(&mut self, index: usize, moves: &[Move]) -> Vec<(MoveInfo, MoveInfo)> {
+        let mut old = Vec::with_capacity(moves.len());
+        for i in (index..self.record.plies.len()).rev() {
+            let info = move_info(&self.record, i);
+            old.push((self.record.pop().expect("a ply to rewrite"), info));
+        }
+        old.reverse();
+        let mut changed = Vec::new();
+        for ((ply, before), &m) in old.into_iter().zip(moves) {
+            let i = self.record.plies.len();
+            self.record.push(m, ply.made_at, ply.inferred);
+            let new = self.record.plies.last_mut().expect("just pushed");
+            new.status = ply.status;
+            new.completed_at = ply.completed_at;
+            new.pressed_at = ply.pressed_at;
+            new.clock_ms = ply.clock_ms;
+            new.order_uncertain = ply.order_uncertain;
+            new.entered = ply.entered;
+            if new.san != ply.san || new.after != ply.after {
+                changed.push((before, move_info(&self.record, i)));
+            }
+        }
+        changed
     }
 }
 

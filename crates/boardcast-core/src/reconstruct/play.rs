@@ -2,11 +2,12 @@
 //! completed, amended, retracted and filled in. Every change goes out as an
 //! event, in order, with the game's sequence number.
 
-use shakmaty::{Bitboard, CastlingMode, Color, Move, Position};
+use shakmaty::{Bitboard, CastlingMode, Move, Position};
 
 use super::{
-    Play, Reconstructor, Source,
+    Game, PendingMove, Phase, Reconstructor, Source,
     known::Known,
+    occupancy::Readings,
     start::{Start, find_wrong_start},
     touch::{describe_move, touch_findings},
 };
@@ -14,7 +15,7 @@ use crate::{
     alert::{AlertKind, side_name},
     event::{BoardStatus, ClockState, EventKind, MoveInfo},
     game::{
-        GameRecord, GameResult, MoveStatus,
+        GameRecord, GameResult,
         end::{Claimable, claimable, forced_result_with},
     },
     time::Timestamp,
@@ -65,21 +66,19 @@ impl Reconstructor {
 
     fn begin(&mut self, now: Timestamp, start: Start, wrong_start: bool) {
         // The previous game, if any, gives way.
-        if let Some(previous) = self.play.take() {
-            let unfinished = !previous.over && !previous.record.plies.is_empty();
-            let number = previous.record.number;
-            self.play = Some(previous);
-            if unfinished {
-                self.alert(
-                    now,
-                    AlertKind::GameWithoutResult,
-                    None,
-                    format!("a new game was set up before game {number} had a result; game {number} is kept without one (the operator can enter it)"),
-                    Vec::new(),
-                    now,
-                );
-            }
-            let previous = self.play.take().expect("just put back");
+        let unfinished = self.phase.playing().filter(|p| !p.record.plies.is_empty()).map(|p| p.record.number);
+        if let Some(number) = unfinished {
+            // Alerted while it is still the current game: the alert is its.
+            self.alert(
+                now,
+                AlertKind::GameWithoutResult,
+                None,
+                format!("a new game was set up before game {number} had a result; game {number} is kept without one (the operator can enter it)"),
+                Vec::new(),
+                now,
+            );
+        }
+        if let Some(previous) = self.phase.take_game() {
             self.finished.push(previous.record);
         }
         if start.rotated != self.rotated {
@@ -98,32 +97,25 @@ impl Reconstructor {
         // An occupancy board's start position looks the same turned round.
         let orientation_open =
             !self.picture.unknown().is_empty() && self.picture.rotated().agrees_with(record.position().board());
-        self.play = Some(Play {
+        self.phase = Phase::Playing(Game {
             known: Known::new(start.position.clone()),
             record,
-            over: false,
             wrong_start,
             diff,
-            press: None,
             unexplained_since: None,
             status: BoardStatus::InSync,
             gesture: None,
             held: None,
-            quiet_at: None,
             illegal: Default::default(),
             illegal_unresolved: false,
             restoring_press: None,
             flags: Default::default(),
-            retracted: None,
             standing: None,
             ambiguous: None,
-            seen: None,
-            before: None,
             claims: Vec::new(),
             irregular_at: None,
-            lines: None,
-            orientation_open,
-            previous: Default::default(),
+            pending: PendingMove::default(),
+            readings: Readings { orientation_open, ..Readings::default() },
         });
         self.emit(
             now,
@@ -140,38 +132,35 @@ impl Reconstructor {
         let since = self.window_start(0);
         // What an occupancy board saw of the move orders the next ones.
         let changes = self.occupancy().then(|| self.changes());
-        let play = self.play.as_mut().expect("a game is in progress");
-        let mover = play.known.pos.turn();
+        let Some(game) = self.phase.game_mut() else { return };
+        let mover = game.known.pos.turn();
         if let Some(changes) = changes {
-            play.previous = play.previous.then(&changes, &play.known.pos, m);
+            game.readings.previous = game.readings.previous.then(&changes, &game.known.pos, m);
         }
         // The sensor history says nothing about a move the operator entered.
         let findings = if how == Source::Entered {
             Vec::new()
         } else {
-            touch_findings(&self.log, since, &play.known, m, self.config.touch_min)
+            touch_findings(&self.log, since, &game.known, m, self.config.touch_min)
         };
         // A move made on top of a made move completes it (6.2.1.2).
-        if play.record.pending().is_some() {
-            self.complete_last(now, None);
-        }
-        let play = self.play.as_mut().expect("a game is in progress");
-        let retracted = play.retracted.take().filter(|(ply, _, _)| *ply == play.record.plies.len() + 1);
-        let (san, next) = match play.seen.take() {
-            Some((seen, after)) if seen == m => (play.known.san_to(m, &after), after),
-            _ => play.known.play(m),
+        let completed = game.complete_last(now, None);
+        let retracted = game.pending.retracted.take().filter(|(ply, _, _)| *ply == game.record.plies.len() + 1);
+        let (san, next) = match game.pending.seen.take() {
+            Some((seen, after)) if seen == m => (game.known.san_to(m, &after), after),
+            _ => game.known.play(m),
         };
-        play.record.push_played(m, san, next.pos.clone(), now, how != Source::OnBoard);
-        let ply = play.record.plies.last_mut().expect("just pushed");
+        game.record.push_played(m, san, next.pos.clone(), now, how != Source::OnBoard);
+        let ply = game.record.plies.last_mut().expect("just pushed");
         ply.order_uncertain = how == Source::InferredOrderUncertain;
         ply.entered = how == Source::Entered;
-        let before = std::mem::replace(&mut play.known, next);
+        let before = std::mem::replace(&mut game.known, next);
         // The box of the position before the previous move is reused.
-        match &mut play.before {
+        match &mut game.pending.before {
             Some(boxed) => **boxed = before,
-            None => play.before = Some(Box::new(before)),
+            None => game.pending.before = Some(Box::new(before)),
         }
-        let info = move_info(&play.record, play.record.plies.len() - 1);
+        let info = move_info(&game.record, game.record.plies.len() - 1);
         // A move taken back before completion and replaced by another: the
         // first was released on its square (4.7), as far as the board can
         // tell.
@@ -185,6 +174,9 @@ impl Reconstructor {
             (made_at, message)
         });
         let to = m.to();
+        if let Some(completed) = completed {
+            self.emit(now, completed);
+        }
         self.emit(now, EventKind::MoveMade(info));
         if let Some((made_at, message)) = replaced {
             self.alert(made_at, AlertKind::ReleasedPieceMoved, Some(mover), message, vec![to], since);
@@ -199,9 +191,9 @@ impl Reconstructor {
     /// operator to confirm.
     pub(super) fn make_unknown_promotion(&mut self, now: Timestamp, m: Move, how: Source) {
         self.make_move(now, m, how);
-        let play = self.play.as_ref().expect("a game is in progress");
-        let ply = play.record.plies.len();
-        let mover = !play.known.pos.turn();
+        let Some(game) = self.phase.game() else { return };
+        let ply = game.record.plies.len();
+        let mover = !game.known.pos.turn();
         self.alert(
             now,
             AlertKind::PromotionUnknown,
@@ -215,20 +207,20 @@ impl Reconstructor {
     /// The made move was replaced by another before completion.
     pub(super) fn amend(&mut self, now: Timestamp, m: Move) {
         let since = self.window_start(1);
-        let play = self.play.as_mut().expect("a game is in progress");
-        let index = play.record.plies.len() - 1;
-        let previous = move_info(&play.record, index);
-        let old = play.record.pop().expect("a made move to amend");
-        let before = match play.before.take() {
+        let Some(game) = self.phase.game_mut() else { return };
+        let index = game.record.plies.len() - 1;
+        let previous = move_info(&game.record, index);
+        let old = game.record.pop().expect("a made move to amend");
+        let before = match game.pending.before.take() {
             Some(before) => *before,
-            None => Known::new(play.record.position().clone()),
+            None => Known::new(game.record.position().clone()),
         };
         let findings = touch_findings(&self.log, since, &before, m, self.config.touch_min);
         let (san, next) = before.play(m);
-        play.record.push_played(m, san, next.pos.clone(), now, false);
-        play.known = next;
-        play.before = Some(Box::new(before.clone()));
-        let now_info = move_info(&play.record, index);
+        game.record.push_played(m, san, next.pos.clone(), now, false);
+        game.known = next;
+        game.pending.before = Some(Box::new(before.clone()));
+        let now_info = move_info(&game.record, index);
         self.emit(now, EventKind::MoveAmended { previous: Box::new(previous), now: Box::new(now_info) });
         let castled_through = matches!(m, Move::Castle { .. }) && {
             // King first or rook first, then the other piece: one castling
@@ -286,17 +278,8 @@ impl Reconstructor {
 
     /// The made move was taken back before completion.
     pub(super) fn retract(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        let index = play.record.plies.len() - 1;
-        let previous = move_info(&play.record, index);
-        play.retracted = Some((index + 1, previous.clone(), play.record.plies[index].made_at));
-        play.record.pop();
-        play.quiet_at = None;
-        play.seen = None;
-        if let Some(before) = play.before.take() {
-            play.known = *before;
-        }
-        play.resync(&self.picture);
+        let Some(game) = self.phase.game_mut() else { return };
+        let previous = game.retract(&self.picture);
         self.emit(now, EventKind::MoveRetracted { previous });
         self.back_in_sync(now);
     }
@@ -304,21 +287,8 @@ impl Reconstructor {
     /// Completes the last ply if it is only made, with the mover's clock if
     /// a press completed it.
     pub(super) fn complete_last(&mut self, now: Timestamp, press: Option<ClockState>) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        let index = play.record.plies.len();
-        let Some(ply) = play.record.plies.last_mut() else {
-            return;
-        };
-        if let Some(clock) = press {
-            ply.pressed_at = Some(now);
-            ply.clock_ms = Some(if ply.mover == Color::White { clock.white_ms } else { clock.black_ms });
-        }
-        if ply.status == MoveStatus::Made {
-            ply.status = MoveStatus::Completed;
-            ply.completed_at = Some(now);
-            let clock_ms = ply.clock_ms;
-            play.quiet_at = None;
-            self.emit(now, EventKind::MoveCompleted { ply: index, clock_ms });
+        if let Some(completed) = self.phase.game_mut().and_then(|game| game.complete_last(now, press)) {
+            self.emit(now, completed);
         }
     }
 
@@ -326,7 +296,7 @@ impl Reconstructor {
     pub(super) fn fill_in(&mut self, now: Timestamp, line: &[Move], how: Source) {
         for (i, &m) in line.iter().enumerate() {
             self.make_move(now, m, how);
-            if self.play.as_ref().is_some_and(|p| p.over) {
+            if self.phase.is_over() {
                 return;
             }
             if i + 1 < line.len() {
@@ -337,27 +307,19 @@ impl Reconstructor {
 
     /// After a move is on the record: the game position changed.
     pub(super) fn after_move(&mut self, now: Timestamp) {
-        let clock_runs = self.clock.running();
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.resync(&self.picture);
-        play.unexplained_since = None;
-        play.gesture = None;
-        play.ambiguous = None;
-        play.seen = None;
-        play.standing = None;
-        play.illegal_unresolved = false;
-        play.quiet_at = (!clock_runs).then_some(now + self.config.quiet_completion);
-        if matches!(play.status, BoardStatus::OutOfSync { .. }) {
-            play.status = BoardStatus::InSync;
+        let quiet_at = (!self.clock.running()).then_some(now + self.config.quiet_completion);
+        let Some(game) = self.phase.game_mut() else { return };
+        let back_in_sync = game.after_move(&self.picture, quiet_at);
+        // A press that came before the board showed the move completes it.
+        let mover = game.record.plies.last().map(|p| p.mover);
+        let press = game.pending.press.filter(|press| Some(press.by) == mover);
+        if press.is_some() {
+            game.pending.press = None;
+        }
+        if back_in_sync {
             self.emit(now, EventKind::Status(BoardStatus::InSync));
         }
-        // A press that came before the board showed the move completes it.
-        let play = self.play.as_mut().expect("a game is in progress");
-        let mover = play.record.plies.last().map(|p| p.mover);
-        if let Some(press) = play.press
-            && Some(press.by) == mover
-        {
-            play.press = None;
+        if let Some(press) = press {
             self.complete_last(press.at.max(now), Some(press.clock));
         }
         self.check_end(now);
@@ -366,18 +328,18 @@ impl Reconstructor {
     /// Ends the game if the position forces a result; announces claimable
     /// draws.
     fn check_end(&mut self, now: Timestamp) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        if let Some(result) = forced_result_with(&play.record, play.known.has_moves()) {
+        let Some(game) = self.phase.game_mut() else { return };
+        if let Some(result) = forced_result_with(&game.record, game.known.has_moves()) {
             // A move that ends the game is completed by it (6.2.1.1).
             self.complete_last(now, None);
             self.end_game(now, result);
             return;
         }
-        let claims: Vec<Claimable> = claimable(&play.record).collect();
-        let new: Vec<Claimable> = claims.iter().copied().filter(|c| !play.claims.contains(c)).collect();
-        play.claims = claims;
-        let mover = play.record.plies.last().map(|p| p.mover);
-        let ply = play.record.plies.len();
+        let claims: Vec<Claimable> = claimable(&game.record).collect();
+        let new: Vec<Claimable> = claims.iter().copied().filter(|c| !game.claims.contains(c)).collect();
+        game.claims = claims;
+        let mover = game.record.plies.last().map(|p| p.mover);
+        let ply = game.record.plies.len();
         for claim in new {
             let (kind, message) = match claim {
                 Claimable::ThreefoldRepetition => (
@@ -395,16 +357,10 @@ impl Reconstructor {
 
     /// The game has a result.
     pub(super) fn end_game(&mut self, now: Timestamp, result: GameResult) {
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.record.result = Some(result);
-        play.over = true;
-        play.press = None;
-        play.quiet_at = None;
-        play.unexplained_since = None;
-        play.gesture = None;
+        let Some(game) = self.phase.game_mut() else { return };
+        game.end(result);
+        self.phase.end();
         self.emit(now, EventKind::GameEnded(result));
-        let play = self.play.as_mut().expect("a game is in progress");
-        play.status = BoardStatus::AwaitingStart;
         self.emit(now, EventKind::Status(BoardStatus::AwaitingStart));
     }
 
@@ -412,13 +368,13 @@ impl Reconstructor {
     /// one starts: when the position it is made from came on the board (the
     /// press that completed the previous move, or the move itself).
     pub(super) fn window_start(&self, back: usize) -> Timestamp {
-        let Some(play) = &self.play else {
+        let Some(game) = self.phase.game() else {
             return Timestamp::ZERO;
         };
-        let plies = &play.record.plies;
+        let plies = &game.record.plies;
         match plies.len().checked_sub(back + 1) {
             Some(index) => plies[index].pressed_at.unwrap_or(plies[index].made_at),
-            None => play.record.started_at,
+            None => game.record.started_at,
         }
     }
 }

@@ -11,7 +11,7 @@
 use shakmaty::{Bitboard, Color, KnownOutcome, Move, Position, Role};
 
 use super::{
-    Play, Reconstructor,
+    Game, Reconstructor,
     gesture::result_gesture,
     known::Known,
     matcher::{Found, could_continue, effect, find_move, find_sequences, move_then_opponent},
@@ -66,7 +66,7 @@ pub(super) enum Verdict {
 
 /// The board and the game as every rule sees them.
 struct Look<'a> {
-    play: &'a Play,
+    game: &'a Game,
     known: &'a Known,
     picture: &'a Picture,
     /// The squares where the board and the game position differ.
@@ -93,15 +93,14 @@ impl Look<'_> {
 
 impl Reconstructor {
     /// What the board shows; changes nothing.
-    pub(super) fn verdict(&self, settled: bool) -> Verdict {
-        let play = self.play.as_ref().expect("a game is in progress");
-        let (known, picture, diff) = (&play.known, &self.picture, play.diff);
+    pub(super) fn verdict(&self, game: &Game, settled: bool) -> Verdict {
+        let (known, picture, diff) = (&game.known, &self.picture, game.diff);
         if diff.is_empty() {
             return Verdict::InSync;
         }
         let mover = known.pos.turn();
         let placed = !(diff & picture.by_color(mover)).is_empty() || !(diff & picture.unknown()).is_empty();
-        let look = Look { play, known, picture, diff, settled, placed, occupancy: self.occupancy() };
+        let look = Look { game, known, picture, diff, settled, placed, occupancy: self.occupancy() };
         // The rules, in order; the first that explains the board decides.
         self.kings_in_the_centre(&look)
             .or_else(|| self.new_move(&look))
@@ -135,7 +134,7 @@ impl Reconstructor {
         match find_move(look.known, look.picture, look.diff, false) {
             Found::One(m) if look.settled || !could_continue(look.known, m) => Some(Verdict::Make(m)),
             Found::One(m) => Some(Verdict::Seen(m)),
-            Found::Several(moves) => self.one_of(look.known, &moves, look.settled),
+            Found::Several(moves) => self.one_of(look.game, &moves, look.settled),
             Found::None => None,
         }
     }
@@ -151,7 +150,9 @@ impl Reconstructor {
 
     /// The made move was changed or taken back before completion.
     fn made_move_changed(&self, look: &Look<'_>) -> Option<Verdict> {
-        let (Some(pending), Some(before)) = (look.play.record.pending(), &look.play.before) else { return None };
+        let (Some(pending), Some(before)) = (look.game.record.pending(), &look.game.pending.before) else {
+            return None;
+        };
         let picture = look.picture;
         // The board of the position before differs from the current one
         // only on the squares the made move changed.
@@ -164,7 +165,7 @@ impl Reconstructor {
             // An occupancy board may have seen moves made since that lead
             // back to the same squares (Rh8 Ke7 Rh7+ Kd6).
             return Some(if look.occupancy {
-                self.follow_moves(false).unwrap_or(Verdict::Retract)
+                self.follow_moves(look.game, false).unwrap_or(Verdict::Retract)
             } else {
                 Verdict::Retract
             });
@@ -195,7 +196,7 @@ impl Reconstructor {
     /// The board showed a move that was left to settle, and now shows the
     /// opponent's answer on top of it.
     fn seen_move_answered(&self, look: &Look<'_>) -> Option<Verdict> {
-        let (seen, after) = look.play.seen.as_ref()?;
+        let (seen, after) = look.game.pending.seen.as_ref()?;
         let picture = look.picture;
         let after_diff = picture.diff(after.pos.board());
         let mover = look.known.pos.turn();
@@ -211,7 +212,7 @@ impl Reconstructor {
         if self.clock.running() {
             return None;
         }
-        let pending = look.play.record.pending()?;
+        let pending = look.game.record.pending()?;
         look.opponents_lifted(look.diff, pending.mover).then_some(Verdict::CompletePending)
     }
 
@@ -243,7 +244,7 @@ impl Reconstructor {
         if !look.diff.into_iter().all(|sq| look.picture.get(sq) == Cell::Empty) {
             return None;
         }
-        Some(if look.occupancy { self.follow_moves(true).unwrap_or(Verdict::Wait) } else { Verdict::Wait })
+        Some(if look.occupancy { self.follow_moves(look.game, true).unwrap_or(Verdict::Wait) } else { Verdict::Wait })
     }
 
     /// The opponent answered an illegal move: it stands (A.5.2).
@@ -254,10 +255,10 @@ impl Reconstructor {
     /// An occupancy board's start position looks the same turned 180°:
     /// the first moves tell which way round it is.
     fn start_turned_round(&self, look: &Look<'_>) -> Option<Verdict> {
-        if !look.play.orientation_open || !look.play.record.plies.is_empty() {
+        if !look.game.readings.orientation_open || !look.game.record.plies.is_empty() {
             return None;
         }
-        self.orientation()
+        self.orientation(look.game)
     }
 
     /// Several moves at once: fast play, or moves made while the board was
@@ -265,13 +266,13 @@ impl Reconstructor {
     /// is restored: legal moves that happen to lead to the same board would
     /// hide it.
     fn several_moves_at_once(&self, look: &Look<'_>) -> Option<Verdict> {
-        let play = look.play;
+        let game = look.game;
         // On an occupancy board every reading is followed (`occupancy.rs`);
         // a square whose piece was replaced shows no difference there, so
         // both sides' squares need not differ.
         if look.occupancy
-            && !play.illegal_unresolved
-            && let Some(verdict) = self.follow_moves(true)
+            && !game.illegal_unresolved
+            && let Some(verdict) = self.follow_moves(game, true)
         {
             return Some(verdict);
         }
@@ -282,13 +283,13 @@ impl Reconstructor {
         let both_sides = Color::ALL
             .into_iter()
             .all(|color| !(look.diff & (board.by_color(color) | look.picture.by_color(color))).is_empty());
-        if !both_sides || play.illegal_unresolved || look.occupancy {
+        if !both_sides || game.illegal_unresolved || look.occupancy {
             return None;
         }
         let mut sequences = find_sequences(look.known, look.picture, self.config.fill_in_plies, None);
         // Lines that differ only before what the board showed (f3 gxf3 or
         // f4 gxf3 e.p.): the one through the position seen on the board.
-        if let (true, Some((seen, _))) = (sequences.len() > 1, &play.seen) {
+        if let (true, Some((seen, _))) = (sequences.len() > 1, &game.pending.seen) {
             let through = find_sequences(look.known, look.picture, self.config.fill_in_plies, Some(*seen));
             if through.len() == 1 {
                 sequences = through;
@@ -303,7 +304,7 @@ impl Reconstructor {
 
     /// A new game set up on the board.
     fn new_game_set_up(&self, look: &Look<'_>) -> Option<Verdict> {
-        if look.play.record.plies.len() < 2 && !look.play.wrong_start {
+        if look.game.record.plies.len() < 2 && !look.game.wrong_start {
             return None;
         }
         find_start(&self.picture_as_reported(), &self.expected).map(Verdict::NewGame)
@@ -318,7 +319,8 @@ impl Reconstructor {
     /// follow once the board has settled.
     #[cold]
     #[inline(never)]
-    fn one_of(&self, known: &Known, moves: &[Move], settled: bool) -> Option<Verdict> {
+    fn one_of(&self, game: &Game, moves: &[Move], settled: bool) -> Option<Verdict> {
+        let known = &game.known;
         if !self.occupancy() {
             return unknown_promotion(moves).filter(|_| settled).map(Verdict::MakeUnknownPromotion);
         }
@@ -327,7 +329,7 @@ impl Reconstructor {
             [m] if m.is_promotion() => settled.then_some(Verdict::MakeUnknownPromotion(m)),
             [m] if settled || !could_continue(known, m) => Some(Verdict::Make(m)),
             [m] => Some(Verdict::Seen(m)),
-            _ if settled => self.follow_moves(false),
+            _ if settled => self.follow_moves(game, false),
             _ => None,
         }
     }
@@ -345,8 +347,8 @@ impl Reconstructor {
     /// them a piece still in the hand).
     #[cold]
     #[inline(never)]
-    fn follow_moves(&self, in_air_too: bool) -> Option<Verdict> {
-        let lines = self.lines_from_game(&self.picture, &self.changes());
+    fn follow_moves(&self, game: &Game, in_air_too: bool) -> Option<Verdict> {
+        let lines = self.lines_from_game(game, &self.picture, &self.changes());
         let moved = lines.iter().any(|line| !line.steps.is_empty());
         (moved || (in_air_too && lines.len() > 1)).then_some(Verdict::Follow(lines))
     }
@@ -355,13 +357,13 @@ impl Reconstructor {
     /// same turned 180°: whether the board shows moves only when turned.
     #[cold]
     #[inline(never)]
-    fn orientation(&self) -> Option<Verdict> {
+    fn orientation(&self, game: &Game) -> Option<Verdict> {
         let turned = self.picture.rotated();
-        if self.lines_from_game(&turned, &self.changes().rotated()).is_empty() {
+        if self.lines_from_game(game, &turned, &self.changes().rotated()).is_empty() {
             return None;
         }
         // Both ways (1.e4 e5 is 1.d4 d5 turned): the next move tells.
-        let here = self.lines_from_game(&self.picture, &self.changes());
+        let here = self.lines_from_game(game, &self.picture, &self.changes());
         Some(if here.is_empty() { Verdict::TurnBoard } else { Verdict::Wait })
     }
 }

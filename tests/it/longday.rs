@@ -238,7 +238,7 @@ fn config(dir: &Path, boards: &[HallBoard], size: &Size, port: u16) -> PathBuf {
          [link]\nreconnect_max_ms = 300\n\
          [operator]\nkey_file = \"{dir}/operator.key\"\n[http]\nenabled = false\n\
          [mqtt]\nenabled = {mqtt}\nurl = \"{url}\"\nroot = \"longday\"\nbridge_id = \"longday\"\n\
-         [mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n",
+         [mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\nanonymous = \"live\"\n",
         j.settle.as_millis(),
         j.touch_min.as_millis(),
         j.out_of_sync_after.as_millis(),

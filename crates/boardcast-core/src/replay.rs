@@ -110,7 +110,8 @@ pub struct Resumed {
     /// The session, as it was after the last record: the game in progress
     /// with every move, the clock, the board picture.
     pub session: BoardSession,
-    /// Everything the records produced, in order (to publish again).
+    /// Everything the records produced, in order (to publish again), but
+    /// of the clock readings only the last, at the end.
     pub outputs: Vec<Output>,
     /// The time of the last record.
     pub last: Timestamp,
@@ -128,15 +129,21 @@ pub fn resume(capture: &Capture, config: ReconstructorConfig, link: crate::proto
     // The header's calibration was checked when it was read.
     let _ = session.set_calibration(&capture.header.calibration);
     let mut outputs = Vec::new();
+    let mut clock = None;
     let mut last = Timestamp::ZERO;
     for record in &capture.records {
         session.advance_to(record.t);
         session.handle_record(record);
+        let from = outputs.len();
         drain(&mut session, &mut outputs);
+        set_aside_clocks(&mut outputs, from, &mut clock);
         last = record.t;
     }
     session.advance_to(last);
+    let from = outputs.len();
     drain(&mut session, &mut outputs);
+    set_aside_clocks(&mut outputs, from, &mut clock);
+    outputs.extend(clock);
     Resumed { session, outputs, last, records: capture.records.len() }
 }
 
@@ -212,6 +219,31 @@ pub fn publications(
         }
     }
     published
+}
+
+/// Keeps only the newest clock reading of `outputs[from..]` (in `clock`)
+/// and the other outputs in order. A board's clock reports once a second:
+/// a resumed game's past would hold tens of thousands of readings after a
+/// few hours, each published again as a clock, a state and a summary, all
+/// at once when the board resumes; every reading but the last is superseded
+/// (they are retained topics), and the moves carry their own clock times.
+/// Held, they made every restart of a long day start higher (RELIABILITY.md).
+fn set_aside_clocks(outputs: &mut Vec<Output>, from: usize, clock: &mut Option<Output>) {
+    if !outputs[from..].iter().any(is_clock) {
+        return;
+    }
+    let fresh: Vec<Output> = outputs.drain(from..).collect();
+    for output in fresh {
+        if is_clock(&output) {
+            *clock = Some(output);
+        } else {
+            outputs.push(output);
+        }
+    }
+}
+
+fn is_clock(output: &Output) -> bool {
+    matches!(output, Output::Event(event) if matches!(event.kind, crate::event::EventKind::Clock(_)))
 }
 
 fn drain(session: &mut BoardSession, outputs: &mut Vec<Output>) {

@@ -37,25 +37,15 @@ fn a_real_game_on_a_simulated_board_comes_out_exact() {
     // Every byte was recorded, and the capture replays to the same game.
     let captures = hall.captures("b1");
     assert_eq!(captures.len(), 1);
-    let replayed = boardcast_core::replay::replay(&std::fs::read_to_string(&captures[0]).unwrap(), &scaled()).unwrap();
+    let replayed = boardcast_core::replay::replay(
+        &std::fs::read_to_string(&captures[0]).unwrap(),
+        &crate::support::live::scaled(),
+    )
+    .unwrap();
     assert!(replayed.error.is_none());
     let mut pgn = String::new();
     boardcast_core::game::pgn::write_pgn(&replayed.games[0], &mut pgn);
     assert_eq!(pgn_moves(&pgn)[0], games[0]);
-}
-
-/// The reconstruction settings the daemon runs with in these tests.
-fn scaled() -> boardcast_core::reconstruct::ReconstructorConfig {
-    let s = u64::from(SPEED);
-    boardcast_core::reconstruct::ReconstructorConfig {
-        settle: Duration::from_millis(300 / s),
-        touch_min: Duration::from_millis(500 / s),
-        out_of_sync_after: Duration::from_millis(2000 / s),
-        gesture_hold: Duration::from_millis(2000 / s),
-        press_grace: Duration::from_millis(1000 / s),
-        quiet_completion: Duration::from_millis(10_000 / s),
-        ..Default::default()
-    }
 }
 
 #[test]

@@ -33,21 +33,6 @@ fn at_game_time() -> ReconstructorConfig {
     ReconstructorConfig::default()
 }
 
-/// The daemon's settings scaled as in [`Hall::config`] (its captures are
-/// recorded at the simulators' speed).
-fn scaled() -> ReconstructorConfig {
-    let s = u64::from(SPEED);
-    ReconstructorConfig {
-        settle: Duration::from_millis(300 / s),
-        touch_min: Duration::from_millis(500 / s),
-        out_of_sync_after: Duration::from_millis(2000 / s),
-        gesture_hold: Duration::from_millis(2000 / s),
-        press_grace: Duration::from_millis(1000 / s),
-        quiet_completion: Duration::from_millis(10_000 / s),
-        ..Default::default()
-    }
-}
-
 #[test]
 fn a_mirror_board_copies_the_game_unpublished_and_falling_behind_raises_boards_diverge() {
     let hall = Hall::new("paired");
@@ -167,7 +152,11 @@ fn a_mirror_board_copies_the_game_unpublished_and_falling_behind_raises_boards_d
     // The mirror's capture alone replays to the moves it copied.
     let captures = hall.captures("mirror");
     assert_eq!(captures.len(), 1, "the mirror is recorded as evidence");
-    let replayed = boardcast_core::replay::replay(&std::fs::read_to_string(&captures[0]).unwrap(), &scaled()).unwrap();
+    let replayed = boardcast_core::replay::replay(
+        &std::fs::read_to_string(&captures[0]).unwrap(),
+        &crate::support::live::scaled(),
+    )
+    .unwrap();
     let mut pgn = String::new();
     boardcast_core::game::pgn::write_pgn(&replayed.games[0], &mut pgn);
     assert_eq!(pgn_moves(&pgn)[0], expected[..COPIED], "{pgn}");

@@ -433,20 +433,7 @@ fn plies_text(plies: usize) -> String {
     if plies == 1 { "1 ply".to_owned() } else { format!("{plies} plies") }
 }
 
-/// `white knight`, or `empty`.
+/// `white knight`, or `empty`: the reconstructor's wording.
 fn cell_text(piece: Option<shakmaty::Piece>) -> String {
-    match piece {
-        None => "empty".to_owned(),
-        Some(p) => {
-            let role = match p.role {
-                shakmaty::Role::Pawn => "pawn",
-                shakmaty::Role::Knight => "knight",
-                shakmaty::Role::Bishop => "bishop",
-                shakmaty::Role::Rook => "rook",
-                shakmaty::Role::Queen => "queen",
-                shakmaty::Role::King => "king",
-            };
-            format!("{} {role}", if p.color.is_white() { "white" } else { "black" })
-        }
-    }
+    crate::reconstruct::describe::describe_cell(piece.map_or(crate::sensor::Cell::Empty, crate::sensor::Cell::Piece))
 }

@@ -43,6 +43,21 @@ impl Drop for Hall {
 /// timings in [`Hall::config`] are divided by the same factor.
 pub const SPEED: u32 = 10;
 
+/// The reconstruction settings of [`Hall::config`], for replaying the
+/// captures a test daemon recorded (at the simulators' speed).
+pub fn scaled() -> boardcast_core::reconstruct::ReconstructorConfig {
+    let s = u64::from(SPEED);
+    boardcast_core::reconstruct::ReconstructorConfig {
+        settle: std::time::Duration::from_millis(300 / s),
+        touch_min: std::time::Duration::from_millis(500 / s),
+        out_of_sync_after: std::time::Duration::from_millis(2000 / s),
+        gesture_hold: std::time::Duration::from_millis(2000 / s),
+        press_grace: std::time::Duration::from_millis(1000 / s),
+        quiet_completion: std::time::Duration::from_millis(10_000 / s),
+        ..Default::default()
+    }
+}
+
 impl Hall {
     /// A fresh folder for test `name`.
     pub fn new(name: &str) -> Self {

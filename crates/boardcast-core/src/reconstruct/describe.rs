@@ -18,7 +18,7 @@ pub(super) fn describe_line(pos: &shakmaty::Chess, line: &[Move]) -> String {
 }
 
 /// `"white knight"`, `"empty"`, `"unknown piece"`.
-pub(super) fn describe_cell(cell: Cell) -> String {
+pub(crate) fn describe_cell(cell: Cell) -> String {
     match cell {
         Cell::Empty => "empty".into(),
         Cell::Occupied => "unknown piece".into(),

@@ -32,7 +32,7 @@
 
 mod clock;
 mod config;
-mod describe;
+pub(crate) mod describe;
 mod displaced;
 mod gesture;
 mod irregular;

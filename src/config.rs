@@ -19,7 +19,7 @@ use boardcast_core::{
     pair::{DEFAULT_DIVERGE_AFTER, PairSettings},
     pairings::{Pairings, board_number},
     protocol::Protocol,
-    protocol::dgt::display::ClockDisplayMode,
+    protocol::dgt::display::{ClockDisplayMode, ClockDisplaySettings},
     publish::{render::Language, topics::BoardPath},
     reconstruct::{ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock},
     session::LightsMode,
@@ -529,6 +529,10 @@ pub struct BoardConfig {
     /// What a DGT 3000 clock shows besides the times: `off` (default) or
     /// `moves` (docs/boards.md, "Clock display").
     pub clock_display: Option<String>,
+    /// How long a move stays on the clock before the times come back.
+    pub clock_display_show_ms: Option<u64>,
+    /// Nothing is shown while either player has this much time or less.
+    pub clock_display_min_left_s: Option<u64>,
     /// Certabo boards: the calibration file `boardcast calibrate` wrote.
     pub calibration: Option<PathBuf>,
     /// The language its moves are announced in (default:
@@ -569,8 +573,8 @@ pub struct Board {
     pub rotated_board: Option<RotatedBoard>,
     /// What its LEDs show.
     pub leds: LightsMode,
-    /// What its DGT 3000 clock shows besides the times.
-    pub clock_display: ClockDisplayMode,
+    /// What its DGT 3000 clock shows besides the times, and when.
+    pub clock_display: ClockDisplaySettings,
     /// Its calibration file (Certabo).
     pub calibration: Option<PathBuf>,
     /// The language its moves are announced in, if not `speech.language`.
@@ -1386,8 +1390,41 @@ fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigErro
     Ok(protocol)
 }
 
-/// What the board's DGT 3000 clock shows besides the times.
-fn clock_display_of(keys: &BoardKeys, b: &BoardConfig, protocol: Protocol) -> Result<ClockDisplayMode, ConfigError> {
+/// What the board's DGT 3000 clock shows besides the times, and when.
+fn clock_display_of(
+    keys: &BoardKeys,
+    b: &BoardConfig,
+    protocol: Protocol,
+) -> Result<ClockDisplaySettings, ConfigError> {
+    let defaults = ClockDisplaySettings::default();
+    let show_for = match b.clock_display_show_ms {
+        None => defaults.show_for,
+        Some(ms @ 500..=10_000) => Duration::from_millis(ms),
+        Some(ms) => {
+            return Err(error(
+                keys.key("clock_display_show_ms"),
+                &ms.to_string(),
+                "500 to 10000: how long a move stays on the clock before the times come back (default 2000)",
+            ));
+        }
+    };
+    let min_remaining = match b.clock_display_min_left_s {
+        None => defaults.min_remaining,
+        Some(s @ 0..=3600) => Duration::from_secs(s),
+        Some(s) => {
+            return Err(error(
+                keys.key("clock_display_min_left_s"),
+                &s.to_string(),
+                "0 to 3600: nothing is shown while either player has this many seconds or fewer (default 60)",
+            ));
+        }
+    };
+    let mode = clock_display_mode(keys, b, protocol)?;
+    Ok(ClockDisplaySettings { mode, show_for, min_remaining })
+}
+
+/// `off` or `moves`.
+fn clock_display_mode(keys: &BoardKeys, b: &BoardConfig, protocol: Protocol) -> Result<ClockDisplayMode, ConfigError> {
     match b.clock_display.as_deref().unwrap_or("off") {
         "off" => Ok(ClockDisplayMode::Off),
         "moves" if protocol == Protocol::Dgt => Ok(ClockDisplayMode::Moves),
@@ -1709,9 +1746,13 @@ mod tests {
         let board = |protocol: &str, extra: &str| {
             parse(&format!("[[boards]]\nname = \"b1\"\nprotocol = \"{protocol}\"\nport = \"/dev/a\"\n{extra}"))
         };
-        assert_eq!(board("dgt", "").boards().unwrap()[0].clock_display, ClockDisplayMode::Off);
+        assert_eq!(board("dgt", "").boards().unwrap()[0].clock_display, ClockDisplaySettings::default());
         let moves = board("dgt", "clock_display = \"moves\"\n");
-        assert_eq!(moves.boards().unwrap()[0].clock_display, ClockDisplayMode::Moves);
+        assert_eq!(moves.boards().unwrap()[0].clock_display.mode, ClockDisplayMode::Moves);
+        let tuned =
+            board("dgt", "clock_display = \"moves\"\nclock_display_show_ms = 3000\nclock_display_min_left_s = 30\n");
+        let tuned = tuned.boards().unwrap()[0].clock_display;
+        assert_eq!((tuned.show_for, tuned.min_remaining), (Duration::from_secs(3), Duration::from_secs(30)));
         for (protocol, extra, message) in [
             (
                 "dgt",
@@ -1723,6 +1764,8 @@ mod tests {
                 "clock_display = \"moves\"\n",
                 "boards[0].clock_display = \"moves\": \"off\": a millennium board",
             ),
+            ("dgt", "clock_display_show_ms = 100\n", "boards[0].clock_display_show_ms = 100: 500 to 10000"),
+            ("dgt", "clock_display_min_left_s = 7200\n", "boards[0].clock_display_min_left_s = 7200: 0 to 3600"),
         ] {
             let error = board(protocol, extra).boards().unwrap_err().to_string();
             assert!(error.starts_with(message), "{error}");

@@ -21,7 +21,6 @@ use boardcast_core::{
     capture::{CaptureHeader, Record},
     game::GameRecord,
     pair::Line,
-    protocol::dgt::display::ClockDisplaySettings,
     publish::{announcer::Announcer, board::BoardFeed},
     session::{BoardSession, Output, setup_from_header},
 };
@@ -279,7 +278,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
                 let (recorder, recorder_task) = spawn_recorder(found.path.clone(), writer);
                 let mut session = found.resumed.session;
                 session.set_lights(board.leds);
-                session.set_clock_display(clock_display(board));
+                session.set_clock_display(board.clock_display);
                 pair(&mut session, board);
                 return Begun {
                     clock: SessionClock::resume_at(found.now, 1.0),
@@ -306,7 +305,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
         warn!("{why}");
     }
     session.set_lights(board.leds);
-    session.set_clock_display(clock_display(board));
+    session.set_clock_display(board.clock_display);
     pair(&mut session, board);
     let (recorder, recorder_task, session_id) = match start_recording(board, &header, shared).await {
         Some((tx, task, path)) => (Some(tx), Some(task), session_id(&path)),
@@ -434,10 +433,4 @@ fn spawn_recorder(
         .instrument(Span::current()),
     );
     (tx, task)
-}
-
-/// What the board's DGT 3000 clock shows besides the times: the configured
-/// mode, for the default time and safety margin (docs/boards.md).
-fn clock_display(board: &Board) -> ClockDisplaySettings {
-    ClockDisplaySettings { mode: board.clock_display, ..ClockDisplaySettings::default() }
 }

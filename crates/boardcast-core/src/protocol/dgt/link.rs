@@ -22,6 +22,7 @@ use super::{
     command::{ClockText, Command},
     display::{ClockDisplayMode, ClockDisplaySettings, ClockModel, ClockTextDisplay},
 };
+use crate::protocol::BoardLink;
 use crate::protocol::link::{
     settings::{LinkConfig, LinkEvent},
     watchdog::{Watch, Watchdog},
@@ -235,6 +236,56 @@ impl DgtLink {
     /// What the board's lights should show (a DGT board has none; the
     /// Revelation II's are not driven yet).
     pub fn show(&mut self, _lights: &crate::protocol::Lights) {}
+}
+
+impl BoardLink for DgtLink {
+    fn handle_connected(&mut self, now: Timestamp) {
+        Self::handle_connected(self, now);
+    }
+
+    fn handle_disconnected(&mut self) {
+        Self::handle_disconnected(self);
+    }
+
+    fn handle_rx(&mut self, now: Timestamp) {
+        Self::handle_rx(self, now);
+    }
+
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        Self::handle_decoded(self, now, decoded);
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        Self::handle_timeout(self, now);
+    }
+
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        Self::poll_transmit(self, now).map(Command::bytes)
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Self::poll_timeout(self)
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        Self::poll_event(self)
+    }
+
+    fn show(&mut self, lights: &crate::protocol::Lights) {
+        Self::show(self, lights);
+    }
+
+    fn request_board(&mut self, now: Timestamp) {
+        Self::request_board(self, now);
+    }
+
+    fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
+        Self::set_clock_display(self, settings);
+    }
+
+    fn show_text(&mut self, now: Timestamp, text: ClockText) -> bool {
+        Self::show_text(self, now, text)
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ use super::{
     command::{Command, REG_REPORTING, REPORT_ON_CHANGE},
     leds::LedPattern,
 };
+use crate::protocol::BoardLink;
 use crate::{
     protocol::{
         BoardInfo, Decoded, Lights,
@@ -218,6 +219,48 @@ impl MillenniumLink {
     /// sent by [`Self::poll_transmit`] when it differs from what they show.
     pub fn show(&mut self, lights: &Lights) {
         self.lights = *lights;
+    }
+}
+
+impl BoardLink for MillenniumLink {
+    fn handle_connected(&mut self, now: Timestamp) {
+        Self::handle_connected(self, now);
+    }
+
+    fn handle_disconnected(&mut self) {
+        Self::handle_disconnected(self);
+    }
+
+    fn handle_rx(&mut self, now: Timestamp) {
+        Self::handle_rx(self, now);
+    }
+
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        Self::handle_decoded(self, now, decoded);
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        Self::handle_timeout(self, now);
+    }
+
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        Self::poll_transmit(self, now)
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Self::poll_timeout(self)
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        Self::poll_event(self)
+    }
+
+    fn show(&mut self, lights: &crate::protocol::Lights) {
+        Self::show(self, lights);
+    }
+
+    fn request_board(&mut self, now: Timestamp) {
+        Self::request_board(self, now);
     }
 }
 

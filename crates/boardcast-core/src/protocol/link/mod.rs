@@ -5,6 +5,7 @@
 //! [`BoardLink`]; [`Link`] holds the one its [`super::Family`] gives, so
 //! that the session and the shell need not know which it is.
 
+pub(crate) mod retry;
 pub(crate) mod settings;
 pub(crate) mod watchdog;
 

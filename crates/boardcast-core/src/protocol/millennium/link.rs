@@ -48,6 +48,7 @@ use crate::{
     protocol::{
         BoardInfo, Decoded, Lights,
         link::{
+            retry::BoardRequest,
             settings::{LinkConfig, LinkEvent},
             watchdog::{Watch, Watchdog},
         },
@@ -71,9 +72,9 @@ pub struct MillenniumLink {
     watchdog: Watchdog,
     /// Commands waiting to be sent, in order.
     outgoing: VecDeque<Command>,
-    /// The status asked for after lost bytes and not received yet: when it
-    /// was asked for, and how many times.
-    status_pending: Option<(Timestamp, u8)>,
+    /// The status asked for (after lost bytes, or before blaming) and not
+    /// received yet.
+    status: BoardRequest,
     /// What the LEDs should show.
     lights: Lights,
     /// The LEDs as last commanded; `None` when unknown (a new connection).
@@ -94,7 +95,7 @@ impl MillenniumLink {
     pub fn handle_connected(&mut self, now: Timestamp) {
         self.connected = true;
         self.watchdog.handle_rx(now);
-        self.status_pending = None;
+        self.status.clear();
         // Whatever the LEDs showed before is unknown: the first LED command
         // sets them (or puts them out).
         self.shown = None;
@@ -111,7 +112,7 @@ impl MillenniumLink {
     pub fn handle_disconnected(&mut self) {
         self.connected = false;
         self.outgoing.clear();
-        self.status_pending = None;
+        self.status.clear();
     }
 
     /// Bytes arrived (whatever they mean).
@@ -126,11 +127,12 @@ impl MillenniumLink {
                 self.version = Some(version.clone());
                 self.events.push_back(LinkEvent::Identified { serial: None, version: Some(version.clone()) });
             }
-            Decoded::Sensor(SensorEvent::Board(_)) => self.status_pending = None,
+            Decoded::Sensor(SensorEvent::Board(_)) => self.status.clear(),
             // A status report may have been lost: ask for the board (once;
             // more lost bytes before it comes need no second request).
-            Decoded::Problem(_) if self.status_pending.is_none() => {
-                self.status_pending = Some((now, 1));
+            // (The guard records the request: it holds only when none was
+            // waiting.)
+            Decoded::Problem(_) if self.status.after_lost_bytes(now) => {
                 self.outgoing.push_back(Command::SendStatus);
             }
             _ => {}
@@ -140,8 +142,7 @@ impl MillenniumLink {
     /// The reconstructor is about to blame a player on the picture it has:
     /// ask for the board's status first.
     pub(crate) fn request_board(&mut self, now: Timestamp) {
-        if self.status_pending.is_none() {
-            self.status_pending = Some((now, 3));
+        if self.status.before_blame(now) {
             self.outgoing.push_back(Command::SendStatus);
         }
     }
@@ -156,14 +157,8 @@ impl MillenniumLink {
             Some(Watch::KeepAlive) => self.outgoing.push_back(Command::SendStatus),
             None => {}
         }
-        if let Some((asked, tries)) = self.status_pending
-            && asked + self.config.dump_within <= now
-        {
-            // The answer was lost too: ask again, but not for ever.
-            self.status_pending = (tries < 3).then_some((now, tries + 1));
-            if tries < 3 {
-                self.outgoing.push_back(Command::SendStatus);
-            }
+        if self.status.handle_timeout(now, self.config.dump_within) {
+            self.outgoing.push_back(Command::SendStatus);
         }
         if self.leds_free_at.is_some_and(|t| t <= now) {
             self.leds_free_at = None;
@@ -199,7 +194,7 @@ impl MillenniumLink {
             return None;
         }
         let watchdog = self.watchdog.poll_timeout(&self.config);
-        let status = self.status_pending.map(|(asked, _)| asked + self.config.dump_within);
+        let status = self.status.poll_timeout(self.config.dump_within);
         // Woken when the LEDs are free again only if a change waits for it.
         let leds = self.leds_free_at.filter(|_| self.shown != Some(LedPattern::for_lights(&self.lights)));
         Some([status, leds].into_iter().flatten().fold(watchdog, Timestamp::min))

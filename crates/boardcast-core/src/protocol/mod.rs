@@ -1,8 +1,9 @@
 //! Board protocols: bytes from a board family in, protocol-neutral
 //! [`Decoded`] items out. Each family has a sans-I/O decoder that gives the
 //! same items however its input is split into chunks, a link (what the host
-//! says to a live board, [`link`]). The simulated boards that speak each
-//! family's bytes live in the `boardcast-sim` crate.
+//! says to a live board, [`link`]), and a [`Family`] that names them
+//! ([`family`]: the one list of families). The simulated boards that speak
+//! each family's bytes live in the `boardcast-sim` crate.
 //!
 //! - [`dgt`]: DGT e-boards (binary messages, 9600 baud).
 //! - [`millennium`]: Millennium ChessLink boards (ASCII with odd parity and

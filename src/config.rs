@@ -1368,13 +1368,24 @@ impl BoardKeys {
     }
 }
 
+/// The names of the board families read live, quoted, for an error:
+/// `"dgt", "millennium", "certabo" or "sentio"`.
+fn live_families() -> String {
+    let names = Protocol::LIVE.map(|p| format!("{:?}", p.name()));
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// The board's family, and the keys that only some families take.
 fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigError> {
     let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::Events).ok_or_else(|| {
         error(
             keys.key("protocol"),
             &format!("{:?}", b.protocol),
-            "\"dgt\", \"millennium\", \"certabo\" or \"sentio\" (the board families this daemon reads live)",
+            &format!("{} (the board families this daemon reads live)", live_families()),
         )
     })?;
     if protocol != Protocol::Dgt && b.serial.is_some() {
@@ -1864,6 +1875,11 @@ mod tests {
             parse("[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\nspeech_language = \"xx\"\n");
         let got = bad_board.boards().unwrap_err().to_string();
         assert!(got.starts_with("boards[0].speech_language = \"xx\": one of"), "{got}");
+    }
+
+    #[test]
+    fn an_unknown_family_is_answered_with_every_live_family() {
+        assert_eq!(live_families(), r#""dgt", "millennium", "certabo" or "sentio""#);
     }
 
     #[test]

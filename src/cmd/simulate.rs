@@ -4,7 +4,7 @@
 use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, bail};
-use clap::{Args, ValueEnum};
+use clap::{Args, ValueEnum, builder::TypedValueParser};
 use tokio_util::sync::CancellationToken;
 
 use boardcast::shell::simulate::{SimulateSettings, run as simulate};
@@ -26,8 +26,8 @@ use boardcast_core::{protocol::Protocol, replay::read_capture, sensor::ClockSide
 #[derive(Debug, Args)]
 pub(crate) struct SimulateArgs {
     /// The board family to simulate.
-    #[arg(long, value_enum, default_value_t = SimProtocol::Dgt)]
-    protocol: SimProtocol,
+    #[arg(long, default_value = "dgt", value_parser = live_protocols())]
+    protocol: Protocol,
     /// The capture to play (protocol `dgt` or `events`).
     #[arg(long, value_name = "FILE")]
     capture: PathBuf,
@@ -64,12 +64,11 @@ pub(crate) struct SimulateArgs {
     pause_while_unread: bool,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum SimProtocol {
-    Dgt,
-    Millennium,
-    Certabo,
-    Sentio,
+/// The board families a board can be simulated of (every live family),
+/// offered by name in `--help`.
+fn live_protocols() -> impl TypedValueParser<Value = Protocol> {
+    clap::builder::PossibleValuesParser::new(Protocol::LIVE.map(Protocol::name))
+        .try_map(|name| name.parse::<Protocol>())
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -103,12 +102,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             capture.records.len()
         );
     }
-    let protocol = match args.protocol {
-        SimProtocol::Dgt => Protocol::Dgt,
-        SimProtocol::Millennium => Protocol::Millennium,
-        SimProtocol::Certabo => Protocol::Certabo,
-        SimProtocol::Sentio => Protocol::Sentio,
-    };
+    let protocol = args.protocol;
     if capture.header.protocol != Protocol::Events && capture.header.protocol != protocol {
         bail!(
             "{} holds raw bytes of a {} board, which only a {} board can play (--protocol {}); a capture of decoded events (`boardcast synth`) plays on any board",

@@ -158,7 +158,7 @@ impl BoardSession {
         let mut reconstructor = Reconstructor::new(config, setup);
         // Boards that answer a request for the whole board (live, or the
         // answer recorded in a capture) are asked before a player is blamed.
-        reconstructor.set_board_answers(matches!(protocol, Protocol::Dgt | Protocol::Millennium));
+        reconstructor.set_board_answers(protocol.answers_board_request());
         Self {
             decoder: protocol.decoder(),
             reconstructor,

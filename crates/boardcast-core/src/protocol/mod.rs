@@ -1,8 +1,9 @@
 //! Board protocols: bytes from a board family in, protocol-neutral
 //! [`Decoded`] items out. Each family has a sans-I/O decoder that gives the
 //! same items however its input is split into chunks, a link (what the host
-//! says to a live board, [`link`]). The simulated boards that speak each
-//! family's bytes live in the `boardcast-sim` crate.
+//! says to a live board, [`link`]), and a [`Family`] that names them
+//! ([`family`]: the one list of families). The simulated boards that speak
+//! each family's bytes live in the `boardcast-sim` crate.
 //!
 //! - [`dgt`]: DGT e-boards (binary messages, 9600 baud).
 //! - [`millennium`]: Millennium ChessLink boards (ASCII with odd parity and
@@ -14,6 +15,7 @@
 
 pub mod certabo;
 pub mod dgt;
+pub mod family;
 pub mod link;
 pub mod millennium;
 pub mod sentio;
@@ -22,6 +24,7 @@ use std::{fmt, str::FromStr};
 
 use shakmaty::Bitboard;
 
+pub use self::family::{BoardDecoder, BoardLink, FAMILIES, Family};
 use crate::sensor::SensorEvent;
 
 /// What a capture or a board speaks.
@@ -40,48 +43,60 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// The family whose bytes this protocol is; `None` for `events`, whose
+    /// records are already decoded.
+    pub fn family(self) -> Option<&'static Family> {
+        FAMILIES.into_iter().find(|f| f.protocol == self)
+    }
+
     /// The protocol's name in captures and configuration.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Dgt => "dgt",
-            Self::Millennium => "millennium",
-            Self::Certabo => "certabo",
-            Self::Sentio => "sentio",
-            Self::Events => "events",
-        }
+    pub fn name(self) -> &'static str {
+        self.family().map_or("events", |f| f.name)
     }
 
     /// Every protocol this daemon reads, for error messages.
-    pub const ALL: [Self; 5] = [Self::Dgt, Self::Millennium, Self::Certabo, Self::Sentio, Self::Events];
+    pub const ALL: [Self; FAMILIES.len() + 1] = {
+        let mut all = [Self::Events; FAMILIES.len() + 1];
+        let mut i = 0;
+        while i < FAMILIES.len() {
+            all[i] = FAMILIES[i].protocol;
+            i += 1;
+        }
+        all
+    };
 
     /// The board families read live (every protocol but `events`).
-    pub const LIVE: [Self; 4] = [Self::Dgt, Self::Millennium, Self::Certabo, Self::Sentio];
+    pub const LIVE: [Self; FAMILIES.len()] = {
+        let mut live = [Self::Events; FAMILIES.len()];
+        let mut i = 0;
+        while i < FAMILIES.len() {
+            live[i] = FAMILIES[i].protocol;
+            i += 1;
+        }
+        live
+    };
 
     /// A decoder for raw bytes of this protocol; `None` for `events`, whose
     /// records are already decoded.
     pub fn decoder(self) -> Option<Decoder> {
-        match self {
-            Self::Dgt => Some(Decoder::Dgt(dgt::DgtDecoder::new())),
-            Self::Millennium => Some(Decoder::Millennium(millennium::MillenniumDecoder::new())),
-            Self::Certabo => Some(Decoder::Certabo(Box::new(certabo::CertaboDecoder::new()))),
-            Self::Sentio => Some(Decoder::Sentio(sentio::SentioDecoder::new())),
-            Self::Events => None,
-        }
+        self.family().map(|f| Decoder((f.decoder)()))
     }
 
-    /// The serial line's speed (8 data bits, no parity, one stop bit for
-    /// all: the Millennium's 7-bit odd parity is done in software).
-    pub const fn baud(self) -> u32 {
-        match self {
-            Self::Dgt | Self::Events => 9600,
-            Self::Millennium | Self::Certabo | Self::Sentio => 38_400,
-        }
+    /// The serial line's speed (see [`Family::baud`]); `events` has no line.
+    pub fn baud(self) -> u32 {
+        self.family().map_or(9600, |f| f.baud)
     }
 
     /// Whether the board can tell which piece stands on a square (an
     /// occupancy-only board cannot: promotions are then unknown).
-    pub const fn identifies_pieces(self) -> bool {
-        !matches!(self, Self::Sentio)
+    pub fn identifies_pieces(self) -> bool {
+        self.family().is_none_or(|f| f.identifies_pieces)
+    }
+
+    /// Whether the board answers a request for the whole board (see
+    /// [`Family::answers_board_request`]).
+    pub fn answers_board_request(self) -> bool {
+        self.family().is_some_and(|f| f.answers_board_request)
     }
 }
 
@@ -111,22 +126,18 @@ impl FromStr for Protocol {
 
 /// A protocol name this daemon does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown protocol {0:?} (known: dgt, millennium, certabo, sentio, events)")]
+#[error("unknown protocol {0:?} (known: {known})", known = known_names())]
 pub struct UnknownProtocol(pub String);
 
-/// A decoder for one board family.
-#[derive(Clone, Debug)]
-pub enum Decoder {
-    /// DGT boards.
-    Dgt(dgt::DgtDecoder),
-    /// Millennium ChessLink boards.
-    Millennium(millennium::MillenniumDecoder),
-    /// Certabo RFID boards (boxed: the vote over recent reports makes it
-    /// ten times the size of the others).
-    Certabo(Box<certabo::CertaboDecoder>),
-    /// Occupancy-only boards (Sentio line format).
-    Sentio(sentio::SentioDecoder),
+/// The names of every protocol, for [`UnknownProtocol`].
+fn known_names() -> String {
+    Protocol::ALL.map(Protocol::name).join(", ")
 }
+
+/// A decoder for one board family (each family's own, behind
+/// [`BoardDecoder`]: one call per chunk and per decoded item).
+#[derive(Debug)]
+pub struct Decoder(Box<dyn BoardDecoder>);
 
 impl Decoder {
     /// Gives a Certabo decoder the board's calibration (tag number → piece,
@@ -136,41 +147,22 @@ impl Decoder {
     ///
     /// An entry that is not a tag number and a piece letter.
     pub fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
-        match self {
-            Self::Certabo(d) => d.set_calibration(certabo::Calibration::from_entries(entries)?),
-            Self::Dgt(_) | Self::Millennium(_) | Self::Sentio(_) => {}
-        }
-        Ok(())
+        self.0.set_calibration(entries)
     }
 
     /// Takes bytes received from the board.
     pub fn handle_bytes(&mut self, bytes: &[u8]) {
-        match self {
-            Self::Dgt(d) => d.handle_bytes(bytes),
-            Self::Millennium(d) => d.handle_bytes(bytes),
-            Self::Certabo(d) => d.handle_bytes(bytes),
-            Self::Sentio(d) => d.handle_bytes(bytes),
-        }
+        self.0.handle_bytes(bytes);
     }
 
     /// The next decoded item, or `None` when more bytes are needed.
     pub fn poll_decoded(&mut self) -> Option<Decoded> {
-        match self {
-            Self::Dgt(d) => d.poll_decoded(),
-            Self::Millennium(d) => d.poll_decoded(),
-            Self::Certabo(d) => d.poll_decoded(),
-            Self::Sentio(d) => d.poll_decoded(),
-        }
+        self.0.poll_decoded()
     }
 
     /// Ends the stream, reporting a message left unfinished.
     pub fn finish(&mut self) -> Option<Decoded> {
-        match self {
-            Self::Dgt(d) => d.finish(),
-            Self::Millennium(d) => d.finish(),
-            Self::Certabo(d) => d.finish(),
-            Self::Sentio(d) => d.finish(),
-        }
+        self.0.finish()
     }
 }
 

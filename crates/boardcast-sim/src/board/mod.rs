@@ -15,122 +15,101 @@ use boardcast_core::{
     time::Timestamp,
 };
 
-/// A simulated board. The larger ones are boxed so that the enum stays
-/// the size of the smallest.
-#[derive(Clone, Debug)]
-pub enum SimBoard {
-    /// A DGT board.
-    Dgt(DgtSim),
-    /// A Millennium ChessLink board.
-    Millennium(Box<MillenniumSim>),
-    /// A Certabo RFID board.
-    Certabo(Box<CertaboSim>),
-    /// An occupancy-only board (Sentio line format).
-    Sentio(SentioSim),
+/// A simulated board of one family, as [`SimBoard`] drives it.
+pub trait SimulatedBoard: std::fmt::Debug + Send {
+    /// Whether the board is sending what happens (the host has started it,
+    /// or it always does).
+    fn sends_updates(&self) -> bool;
+
+    /// The board as it is now.
+    fn picture(&self) -> &Picture;
+
+    /// Bytes the host sent.
+    fn handle_host_bytes(&mut self, bytes: &[u8]);
+
+    /// Raw bytes a recorded board of the same family sent.
+    fn handle_script_bytes(&mut self, bytes: &[u8]);
+
+    /// A decoded sensor event of a script.
+    fn handle_script_event(&mut self, event: &SensorEvent);
+
+    /// Time passes (in the simulation's own time: boards that stream send
+    /// their reports on time).
+    fn handle_timeout(&mut self, now: Timestamp);
+
+    /// When to call `handle_timeout` next.
+    fn poll_timeout(&self) -> Option<Timestamp>;
+
+    /// Bytes to send to the host.
+    fn poll_transmit(&mut self) -> Option<Vec<u8>>;
+
+    /// The cable was pulled: the board powers down.
+    fn handle_unplugged(&mut self);
 }
+
+/// A simulated board of any family (the family's own, behind
+/// [`SimulatedBoard`]).
+#[derive(Debug)]
+pub struct SimBoard(Box<dyn SimulatedBoard>);
 
 impl SimBoard {
     /// A board of `protocol` with nothing on it yet; `None` for `events`.
+    /// One line per board family.
     pub fn new(protocol: Protocol, serial: &str, white_side: ClockSide) -> Option<Self> {
-        Some(match protocol {
-            Protocol::Dgt => Self::Dgt(DgtSim::new(serial, white_side)),
-            Protocol::Millennium => Self::Millennium(Box::new(MillenniumSim::new(serial, white_side))),
-            Protocol::Certabo => Self::Certabo(Box::new(CertaboSim::new(serial, white_side))),
-            Protocol::Sentio => Self::Sentio(SentioSim::new(serial, white_side)),
+        Some(Self(match protocol {
+            Protocol::Dgt => Box::new(DgtSim::new(serial, white_side)),
+            Protocol::Millennium => Box::new(MillenniumSim::new(serial, white_side)),
+            Protocol::Certabo => Box::new(CertaboSim::new(serial, white_side)),
+            Protocol::Sentio => Box::new(SentioSim::new(serial, white_side)),
             Protocol::Events => return None,
-        })
+        }))
     }
 
     /// Whether the board is sending what happens (the host has started it,
     /// or it always does).
     pub fn sends_updates(&self) -> bool {
-        match self {
-            Self::Dgt(b) => b.sends_updates(),
-            Self::Millennium(b) => b.sends_updates(),
-            Self::Certabo(b) => b.sends_updates(),
-            Self::Sentio(b) => b.sends_updates(),
-        }
+        self.0.sends_updates()
     }
 
     /// The board as it is now.
     pub fn picture(&self) -> &Picture {
-        match self {
-            Self::Dgt(b) => b.picture(),
-            Self::Millennium(b) => b.picture(),
-            Self::Certabo(b) => b.picture(),
-            Self::Sentio(b) => b.picture(),
-        }
+        self.0.picture()
     }
 
     /// Bytes the host sent.
     pub fn handle_host_bytes(&mut self, bytes: &[u8]) {
-        match self {
-            Self::Dgt(b) => b.handle_host_bytes(bytes),
-            Self::Millennium(b) => b.handle_host_bytes(bytes),
-            Self::Certabo(b) => b.handle_host_bytes(bytes),
-            Self::Sentio(b) => b.handle_host_bytes(bytes),
-        }
+        self.0.handle_host_bytes(bytes);
     }
 
     /// Raw bytes a recorded board of the same family sent.
     pub fn handle_script_bytes(&mut self, bytes: &[u8]) {
-        match self {
-            Self::Dgt(b) => b.handle_script_bytes(bytes),
-            Self::Millennium(b) => b.handle_script_bytes(bytes),
-            Self::Certabo(b) => b.handle_script_bytes(bytes),
-            Self::Sentio(b) => b.handle_script_bytes(bytes),
-        }
+        self.0.handle_script_bytes(bytes);
     }
 
     /// A decoded sensor event of a script.
     pub fn handle_script_event(&mut self, event: &SensorEvent) {
-        match self {
-            Self::Dgt(b) => b.handle_script_event(event),
-            Self::Millennium(b) => b.handle_script_event(event),
-            Self::Certabo(b) => b.handle_script_event(event),
-            Self::Sentio(b) => b.handle_script_event(event),
-        }
+        self.0.handle_script_event(event);
     }
 
     /// Time passes (in the simulation's own time: boards that stream send
     /// their reports on time).
     pub fn handle_timeout(&mut self, now: Timestamp) {
-        match self {
-            Self::Dgt(b) => b.handle_timeout(now),
-            Self::Millennium(b) => b.handle_timeout(now),
-            Self::Certabo(b) => b.handle_timeout(now),
-            Self::Sentio(b) => b.handle_timeout(now),
-        }
+        self.0.handle_timeout(now);
     }
 
-    /// When to call [`SimBoard::handle_timeout`] next.
+    /// When to call `handle_timeout` next.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        match self {
-            Self::Dgt(b) => b.poll_timeout(),
-            Self::Millennium(b) => b.poll_timeout(),
-            Self::Certabo(b) => b.poll_timeout(),
-            Self::Sentio(b) => b.poll_timeout(),
-        }
+        self.0.poll_timeout()
     }
 
     /// Bytes to send to the host.
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        match self {
-            Self::Dgt(b) => b.poll_transmit(),
-            Self::Millennium(b) => b.poll_transmit(),
-            Self::Certabo(b) => b.poll_transmit(),
-            Self::Sentio(b) => b.poll_transmit(),
-        }
+        self.0.poll_transmit()
     }
 
     /// The cable was pulled: the board powers down.
     pub fn handle_unplugged(&mut self) {
-        match self {
-            Self::Dgt(b) => b.handle_unplugged(),
-            Self::Millennium(b) => b.handle_unplugged(),
-            Self::Certabo(b) => b.handle_unplugged(),
-            Self::Sentio(b) => b.handle_unplugged(),
-        }
+        self.0.handle_unplugged();
     }
 
     /// Bytes to send, damaged as a noisy line damages them: with chance

@@ -20,6 +20,7 @@ use std::{collections::VecDeque, time::Duration};
 use shakmaty::{Bitboard, Square};
 
 use super::line::{Leds, RGB_LEDS};
+use crate::protocol::BoardLink;
 use crate::{
     protocol::{
         BoardInfo, Decoded, Lights, Protocol,
@@ -247,6 +248,44 @@ fn corners(square: Square) -> [usize; 4] {
     let row = 7 - usize::from(square.rank());
     let col = usize::from(square.file());
     [row * 9 + col, row * 9 + col + 1, (row + 1) * 9 + col, (row + 1) * 9 + col + 1]
+}
+
+impl BoardLink for StreamLink {
+    fn handle_connected(&mut self, now: Timestamp) {
+        Self::handle_connected(self, now);
+    }
+
+    fn handle_disconnected(&mut self) {
+        Self::handle_disconnected(self);
+    }
+
+    fn handle_rx(&mut self, now: Timestamp) {
+        Self::handle_rx(self, now);
+    }
+
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        Self::handle_decoded(self, now, decoded);
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        Self::handle_timeout(self, now);
+    }
+
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        Self::poll_transmit(self, now)
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Self::poll_timeout(self)
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        Self::poll_event(self)
+    }
+
+    fn show(&mut self, lights: &crate::protocol::Lights) {
+        Self::show(self, lights);
+    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use self::{
     calibration::{EMPTY, Tags, square_of},
     line::{Leds, Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
 };
+use super::{BoardDecoder, Family, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -291,6 +292,36 @@ fn despike(calibration: &Calibration, before: &Tags, middle: &Tags, after: &Tags
         }
     }
     tags
+}
+
+/// The family of Certabo RFID boards.
+pub const FAMILY: Family = Family {
+    protocol: Protocol::Certabo,
+    name: "certabo",
+    baud: 38_400,
+    identifies_pieces: true,
+    answers_board_request: false,
+    decoder: || Box::new(CertaboDecoder::new()),
+    link: |config| Box::new(link::StreamLink::new(Protocol::Certabo, config)),
+};
+
+impl BoardDecoder for CertaboDecoder {
+    fn handle_bytes(&mut self, bytes: &[u8]) {
+        Self::handle_bytes(self, bytes);
+    }
+
+    fn poll_decoded(&mut self) -> Option<Decoded> {
+        Self::poll_decoded(self)
+    }
+
+    fn finish(&mut self) -> Option<Decoded> {
+        Self::finish(self)
+    }
+
+    fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
+        Self::set_calibration(self, Calibration::from_entries(entries)?);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

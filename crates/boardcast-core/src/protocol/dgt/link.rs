@@ -22,7 +22,9 @@ use super::{
     command::{ClockText, Command},
     display::{ClockDisplayMode, ClockDisplaySettings, ClockModel, ClockTextDisplay},
 };
+use crate::protocol::BoardLink;
 use crate::protocol::link::{
+    retry::BoardRequest,
     settings::{LinkConfig, LinkEvent},
     watchdog::{Watch, Watchdog},
 };
@@ -45,9 +47,9 @@ pub struct DgtLink {
     /// The clock command sent and not yet acknowledged: when, and how many
     /// times it was sent.
     clock_pending: Option<(Command, Timestamp, u8)>,
-    /// The board dump asked for after lost bytes and not received yet:
-    /// when it was asked for, and how many times.
-    dump_pending: Option<(Timestamp, u8)>,
+    /// The board dump asked for (after lost bytes, or before blaming) and
+    /// not received yet.
+    dump: BoardRequest,
     version: Option<String>,
     serial: Option<String>,
     /// Text on a DGT 3000's display.
@@ -67,7 +69,7 @@ impl DgtLink {
         self.watchdog.handle_rx(now);
         self.outgoing.clear();
         self.clock_pending = None;
-        self.dump_pending = None;
+        self.dump.clear();
         self.outgoing.extend([
             Command::SendUpdateNice,
             Command::SendVersion,
@@ -126,13 +128,14 @@ impl DgtLink {
             // A field update may have been lost: the picture can no longer
             // be trusted, so ask for the whole board (once: more lost bytes
             // before it comes need no second dump).
+            // (The guard records the request: it holds only when none was
+            // waiting.)
             Decoded::Problem(DecodeProblem::Garbage { .. } | DecodeProblem::BadMessage(_))
-                if self.dump_pending.is_none() =>
+                if self.dump.after_lost_bytes(now) =>
             {
-                self.dump_pending = Some((now, 1));
                 self.outgoing.push_back(Command::SendBoard);
             }
-            Decoded::Sensor(crate::sensor::SensorEvent::Board(_)) => self.dump_pending = None,
+            Decoded::Sensor(crate::sensor::SensorEvent::Board(_)) => self.dump.clear(),
             _ => {}
         }
     }
@@ -142,8 +145,7 @@ impl DgtLink {
     /// board first, so that a field update lost on the line is not taken
     /// for the player's doing.
     pub(crate) fn request_board(&mut self, now: Timestamp) {
-        if self.dump_pending.is_none() {
-            self.dump_pending = Some((now, 3));
+        if self.dump.before_blame(now) {
             self.outgoing.push_back(Command::SendBoard);
         }
     }
@@ -175,15 +177,8 @@ impl DgtLink {
                 self.outgoing.push_back(command);
             }
         }
-        if let Some((sent, tries)) = self.dump_pending
-            && sent + self.config.dump_within <= now
-        {
-            // The answer was lost too (or the board is busy): ask again, but
-            // not for ever; the session stops waiting by itself.
-            self.dump_pending = (tries < 3).then_some((now, tries + 1));
-            if tries < 3 {
-                self.outgoing.push_back(Command::SendBoard);
-            }
+        if self.dump.handle_timeout(now, self.config.dump_within) {
+            self.outgoing.push_back(Command::SendBoard);
         }
     }
 
@@ -212,7 +207,7 @@ impl DgtLink {
         }
         let watchdog = self.watchdog.poll_timeout(&self.config);
         let clock = self.clock_pending.map(|(_, sent, _)| sent + self.config.clock_ack_within);
-        let dump = self.dump_pending.map(|(sent, _)| sent + self.config.dump_within);
+        let dump = self.dump.poll_timeout(self.config.dump_within);
         let display = self.display.poll_timeout();
         Some([clock, dump, display].into_iter().flatten().fold(watchdog, Timestamp::min))
     }
@@ -235,6 +230,56 @@ impl DgtLink {
     /// What the board's lights should show (a DGT board has none; the
     /// Revelation II's are not driven yet).
     pub fn show(&mut self, _lights: &crate::protocol::Lights) {}
+}
+
+impl BoardLink for DgtLink {
+    fn handle_connected(&mut self, now: Timestamp) {
+        Self::handle_connected(self, now);
+    }
+
+    fn handle_disconnected(&mut self) {
+        Self::handle_disconnected(self);
+    }
+
+    fn handle_rx(&mut self, now: Timestamp) {
+        Self::handle_rx(self, now);
+    }
+
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        Self::handle_decoded(self, now, decoded);
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        Self::handle_timeout(self, now);
+    }
+
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        Self::poll_transmit(self, now).map(Command::bytes)
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Self::poll_timeout(self)
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        Self::poll_event(self)
+    }
+
+    fn show(&mut self, lights: &crate::protocol::Lights) {
+        Self::show(self, lights);
+    }
+
+    fn request_board(&mut self, now: Timestamp) {
+        Self::request_board(self, now);
+    }
+
+    fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
+        Self::set_clock_display(self, settings);
+    }
+
+    fn show_text(&mut self, now: Timestamp, text: ClockText) -> bool {
+        Self::show_text(self, now, text)
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use self::{
     frame::{Framed, Framer},
     message::Message,
 };
+use super::{BoardDecoder, Family, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::SensorEvent;
 
@@ -92,6 +93,31 @@ fn decoded(message: Message) -> Option<Decoded> {
         Message::Trademark(text) => Decoded::Info(BoardInfo::Trademark(text)),
         Message::Battery { percent } => Decoded::Info(BoardInfo::Battery(percent)),
     })
+}
+
+/// The family of DGT e-boards.
+pub const FAMILY: Family = Family {
+    protocol: Protocol::Dgt,
+    name: "dgt",
+    baud: 9600,
+    identifies_pieces: true,
+    answers_board_request: true,
+    decoder: || Box::new(DgtDecoder::new()),
+    link: |config| Box::new(link::DgtLink::new(config)),
+};
+
+impl BoardDecoder for DgtDecoder {
+    fn handle_bytes(&mut self, bytes: &[u8]) {
+        Self::handle_bytes(self, bytes);
+    }
+
+    fn poll_decoded(&mut self) -> Option<Decoded> {
+        Self::poll_decoded(self)
+    }
+
+    fn finish(&mut self) -> Option<Decoded> {
+        Self::finish(self)
+    }
 }
 
 #[cfg(test)]

@@ -43,10 +43,12 @@ use super::{
     command::{Command, REG_REPORTING, REPORT_ON_CHANGE},
     leds::LedPattern,
 };
+use crate::protocol::BoardLink;
 use crate::{
     protocol::{
         BoardInfo, Decoded, Lights,
         link::{
+            retry::BoardRequest,
             settings::{LinkConfig, LinkEvent},
             watchdog::{Watch, Watchdog},
         },
@@ -70,9 +72,9 @@ pub struct MillenniumLink {
     watchdog: Watchdog,
     /// Commands waiting to be sent, in order.
     outgoing: VecDeque<Command>,
-    /// The status asked for after lost bytes and not received yet: when it
-    /// was asked for, and how many times.
-    status_pending: Option<(Timestamp, u8)>,
+    /// The status asked for (after lost bytes, or before blaming) and not
+    /// received yet.
+    status: BoardRequest,
     /// What the LEDs should show.
     lights: Lights,
     /// The LEDs as last commanded; `None` when unknown (a new connection).
@@ -93,7 +95,7 @@ impl MillenniumLink {
     pub fn handle_connected(&mut self, now: Timestamp) {
         self.connected = true;
         self.watchdog.handle_rx(now);
-        self.status_pending = None;
+        self.status.clear();
         // Whatever the LEDs showed before is unknown: the first LED command
         // sets them (or puts them out).
         self.shown = None;
@@ -110,7 +112,7 @@ impl MillenniumLink {
     pub fn handle_disconnected(&mut self) {
         self.connected = false;
         self.outgoing.clear();
-        self.status_pending = None;
+        self.status.clear();
     }
 
     /// Bytes arrived (whatever they mean).
@@ -125,11 +127,12 @@ impl MillenniumLink {
                 self.version = Some(version.clone());
                 self.events.push_back(LinkEvent::Identified { serial: None, version: Some(version.clone()) });
             }
-            Decoded::Sensor(SensorEvent::Board(_)) => self.status_pending = None,
+            Decoded::Sensor(SensorEvent::Board(_)) => self.status.clear(),
             // A status report may have been lost: ask for the board (once;
             // more lost bytes before it comes need no second request).
-            Decoded::Problem(_) if self.status_pending.is_none() => {
-                self.status_pending = Some((now, 1));
+            // (The guard records the request: it holds only when none was
+            // waiting.)
+            Decoded::Problem(_) if self.status.after_lost_bytes(now) => {
                 self.outgoing.push_back(Command::SendStatus);
             }
             _ => {}
@@ -139,8 +142,7 @@ impl MillenniumLink {
     /// The reconstructor is about to blame a player on the picture it has:
     /// ask for the board's status first.
     pub(crate) fn request_board(&mut self, now: Timestamp) {
-        if self.status_pending.is_none() {
-            self.status_pending = Some((now, 3));
+        if self.status.before_blame(now) {
             self.outgoing.push_back(Command::SendStatus);
         }
     }
@@ -155,14 +157,8 @@ impl MillenniumLink {
             Some(Watch::KeepAlive) => self.outgoing.push_back(Command::SendStatus),
             None => {}
         }
-        if let Some((asked, tries)) = self.status_pending
-            && asked + self.config.dump_within <= now
-        {
-            // The answer was lost too: ask again, but not for ever.
-            self.status_pending = (tries < 3).then_some((now, tries + 1));
-            if tries < 3 {
-                self.outgoing.push_back(Command::SendStatus);
-            }
+        if self.status.handle_timeout(now, self.config.dump_within) {
+            self.outgoing.push_back(Command::SendStatus);
         }
         if self.leds_free_at.is_some_and(|t| t <= now) {
             self.leds_free_at = None;
@@ -198,7 +194,7 @@ impl MillenniumLink {
             return None;
         }
         let watchdog = self.watchdog.poll_timeout(&self.config);
-        let status = self.status_pending.map(|(asked, _)| asked + self.config.dump_within);
+        let status = self.status.poll_timeout(self.config.dump_within);
         // Woken when the LEDs are free again only if a change waits for it.
         let leds = self.leds_free_at.filter(|_| self.shown != Some(LedPattern::for_lights(&self.lights)));
         Some([status, leds].into_iter().flatten().fold(watchdog, Timestamp::min))
@@ -218,6 +214,48 @@ impl MillenniumLink {
     /// sent by [`Self::poll_transmit`] when it differs from what they show.
     pub fn show(&mut self, lights: &Lights) {
         self.lights = *lights;
+    }
+}
+
+impl BoardLink for MillenniumLink {
+    fn handle_connected(&mut self, now: Timestamp) {
+        Self::handle_connected(self, now);
+    }
+
+    fn handle_disconnected(&mut self) {
+        Self::handle_disconnected(self);
+    }
+
+    fn handle_rx(&mut self, now: Timestamp) {
+        Self::handle_rx(self, now);
+    }
+
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        Self::handle_decoded(self, now, decoded);
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        Self::handle_timeout(self, now);
+    }
+
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        Self::poll_transmit(self, now)
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Self::poll_timeout(self)
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        Self::poll_event(self)
+    }
+
+    fn show(&mut self, lights: &crate::protocol::Lights) {
+        Self::show(self, lights);
+    }
+
+    fn request_board(&mut self, now: Timestamp) {
+        Self::request_board(self, now);
     }
 }
 

@@ -58,6 +58,7 @@ use self::{
     frame::{Framed, Framer, Speaker},
     reply::Reply,
 };
+use super::{BoardDecoder, Family, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -132,6 +133,31 @@ impl MillenniumDecoder {
         }
         self.last = Some(picture.as_ref().clone());
         self.ready.push_back(Decoded::Sensor(SensorEvent::Board(picture)));
+    }
+}
+
+/// The family of Millennium ChessLink boards.
+pub const FAMILY: Family = Family {
+    protocol: Protocol::Millennium,
+    name: "millennium",
+    baud: 38_400,
+    identifies_pieces: true,
+    answers_board_request: true,
+    decoder: || Box::new(MillenniumDecoder::new()),
+    link: |config| Box::new(link::MillenniumLink::new(config)),
+};
+
+impl BoardDecoder for MillenniumDecoder {
+    fn handle_bytes(&mut self, bytes: &[u8]) {
+        Self::handle_bytes(self, bytes);
+    }
+
+    fn poll_decoded(&mut self) -> Option<Decoded> {
+        Self::poll_decoded(self)
+    }
+
+    fn finish(&mut self) -> Option<Decoded> {
+        Self::finish(self)
     }
 }
 

@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 
 use shakmaty::{Bitboard, File, Rank, Square};
 
+use super::{BoardDecoder, Family, Protocol};
 use super::{
     DecodeProblem, Decoded,
     certabo::line::{self, Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
@@ -133,6 +134,31 @@ fn picture(occupied: Bitboard) -> Picture {
         picture.set(square, Cell::Occupied);
     }
     picture
+}
+
+/// The family of occupancy-only boards (Sentio line format).
+pub const FAMILY: Family = Family {
+    protocol: Protocol::Sentio,
+    name: "sentio",
+    baud: 38_400,
+    identifies_pieces: false,
+    answers_board_request: false,
+    decoder: || Box::new(SentioDecoder::new()),
+    link: |config| Box::new(super::certabo::link::StreamLink::new(Protocol::Sentio, config)),
+};
+
+impl BoardDecoder for SentioDecoder {
+    fn handle_bytes(&mut self, bytes: &[u8]) {
+        Self::handle_bytes(self, bytes);
+    }
+
+    fn poll_decoded(&mut self) -> Option<Decoded> {
+        Self::poll_decoded(self)
+    }
+
+    fn finish(&mut self) -> Option<Decoded> {
+        Self::finish(self)
+    }
 }
 
 #[cfg(test)]

@@ -371,44 +371,6 @@ fn stranger(index: usize) -> [u8; 5] {
     [0xEE, 0x01, index as u8, 0x55, 0x99]
 }
 
-impl super::SimulatedBoard for CertaboSim {
-    fn sends_updates(&self) -> bool {
-        Self::sends_updates(self)
-    }
-
-    fn picture(&self) -> &boardcast_core::sensor::Picture {
-        Self::picture(self)
-    }
-
-    fn handle_host_bytes(&mut self, bytes: &[u8]) {
-        Self::handle_host_bytes(self, bytes)
-    }
-
-    fn handle_script_bytes(&mut self, bytes: &[u8]) {
-        Self::handle_script_bytes(self, bytes)
-    }
-
-    fn handle_script_event(&mut self, event: &boardcast_core::sensor::SensorEvent) {
-        Self::handle_script_event(self, event)
-    }
-
-    fn handle_timeout(&mut self, now: boardcast_core::time::Timestamp) {
-        Self::handle_timeout(self, now)
-    }
-
-    fn poll_timeout(&self) -> Option<boardcast_core::time::Timestamp> {
-        Self::poll_timeout(self)
-    }
-
-    fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        Self::poll_transmit(self)
-    }
-
-    fn handle_unplugged(&mut self) {
-        Self::handle_unplugged(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use shakmaty::Board;

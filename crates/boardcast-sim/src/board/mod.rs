@@ -47,6 +47,26 @@ pub trait SimulatedBoard: std::fmt::Debug + Send {
     fn handle_unplugged(&mut self);
 }
 
+/// Each family's simulator is a [`SimulatedBoard`] through its own methods
+/// of the same names (which its tests call directly).
+macro_rules! simulated_board_by_its_methods {
+    ($($sim:ty),*) => {$(
+        impl SimulatedBoard for $sim {
+            fn sends_updates(&self) -> bool { <$sim>::sends_updates(self) }
+            fn picture(&self) -> &Picture { <$sim>::picture(self) }
+            fn handle_host_bytes(&mut self, bytes: &[u8]) { <$sim>::handle_host_bytes(self, bytes) }
+            fn handle_script_bytes(&mut self, bytes: &[u8]) { <$sim>::handle_script_bytes(self, bytes) }
+            fn handle_script_event(&mut self, event: &SensorEvent) { <$sim>::handle_script_event(self, event) }
+            fn handle_timeout(&mut self, now: Timestamp) { <$sim>::handle_timeout(self, now) }
+            fn poll_timeout(&self) -> Option<Timestamp> { <$sim>::poll_timeout(self) }
+            fn poll_transmit(&mut self) -> Option<Vec<u8>> { <$sim>::poll_transmit(self) }
+            fn handle_unplugged(&mut self) { <$sim>::handle_unplugged(self) }
+        }
+    )*};
+}
+
+simulated_board_by_its_methods!(DgtSim, MillenniumSim, CertaboSim, SentioSim);
+
 /// A simulated board of any family (the family's own, behind
 /// [`SimulatedBoard`]).
 #[derive(Debug)]

@@ -25,8 +25,20 @@
 //!    capped by the budget: a checkmate met on the way proves the position
 //!    alive (a helpmate), every reachable position seen without a mate
 //!    proves it dead.
+//!
+//! During a game the search runs only when a ply changed what it depends
+//! on most, the pawns, the material or the castling rights
+//! ([`verdict_after`]). Between such plies the pieces only walk, and a
+//! blockade the search could not decide after the last capture is no
+//! easier to decide one quiet move later: searching it again after every
+//! move cost generated games 4.6 times their replay time (BENCHMARKS.md,
+//! sections 1 and 9). Skipping a search can only leave a game running,
+//! never end one, so soundness holds.
 
-use std::collections::{HashSet, VecDeque};
+use std::{
+    collections::{HashSet, VecDeque},
+    hash::{BuildHasherDefault, Hash, Hasher},
+};
 
 use shakmaty::{Bitboard, Board, Chess, Color, Piece, Position, Role, Square, attacks};
 
@@ -54,9 +66,10 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// The budget of the check made after every move: a locked position
-    /// the analysis cannot decide costs about 5 to 15 ms; any other
-    /// position far less (see BENCHMARKS.md, "Dead positions").
+    /// The budget of the check made after a move that reshapes the
+    /// position ([`verdict_after`]): a locked position the analysis cannot
+    /// decide costs about 1 to 8 ms; any other position far less (see
+    /// BENCHMARKS.md, "Dead positions").
     pub const PER_MOVE: Self = Self { moves: 20_000 };
 }
 
@@ -79,6 +92,35 @@ pub fn verdict(pos: &Chess, budget: Budget) -> Verdict {
         return Verdict::Dead;
     }
     search(pos, budget)
+}
+
+/// [`verdict`] of the position `pos` reached by a ply from `before` (`None`
+/// for a game's first position): steps 1 and 2 after every ply, the search
+/// of step 3 only when the ply [`reshaped`] the position. A pure function
+/// of the two positions, so a replay, a resumed game and the game
+/// generator all decide the same plies the same way.
+pub fn verdict_after(before: Option<&Chess>, pos: &Chess, budget: Budget) -> Verdict {
+    match before {
+        Some(before) if !reshaped(before, pos) => {
+            if proved_dead(pos) {
+                Verdict::Dead
+            } else {
+                Verdict::Unknown
+            }
+        }
+        _ => verdict(pos, budget),
+    }
+}
+
+/// Whether a ply from `before` to `after` moved or took a pawn, took a
+/// piece, promoted, or changed the castling rights: anything but a quiet
+/// piece move, which the search from `before`'s shape already covered.
+pub fn reshaped(before: &Chess, after: &Chess) -> bool {
+    let (b, a) = (before.board(), after.board());
+    (b.pawns() & b.white()) != (a.pawns() & a.white())
+        || (b.pawns() & b.black()) != (a.pawns() & a.black())
+        || b.material() != a.material()
+        || before.castles().castling_rights() != after.castles().castling_rights()
 }
 
 /// Step 1: every pawn has a pawn directly in front of it, so no pawn can
@@ -217,7 +259,7 @@ fn proved_dead(pos: &Chess) -> bool {
 /// to move and what castling and en passant allow. The move counters are
 /// left out: the 50- and 75-move rules only cut sequences short, so
 /// ignoring them can only make more mates reachable, never fewer.
-#[derive(PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq)]
 struct Key {
     board: Board,
     turn: Color,
@@ -236,6 +278,58 @@ impl Key {
     }
 }
 
+/// The search's keys hashed as one word folded from their bitboards:
+/// hashing is most of a search's work, and the default hasher's
+/// protection against crafted collisions buys nothing against positions
+/// the search makes itself. Equality still compares whole keys, so a
+/// collision costs a probe, never a position skipped.
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let board = &self.board;
+        let words = [
+            board.pawns(),
+            board.knights(),
+            board.bishops(),
+            board.rooks(),
+            board.queens(),
+            board.kings(),
+            board.white(),
+            self.castling,
+        ];
+        let mut folded = u64::from(self.turn.is_white()) | self.ep.map_or(0, |sq| u64::from(sq) << 1);
+        for word in words {
+            folded = (folded.rotate_left(23) ^ u64::from(word)).wrapping_mul(MIX);
+        }
+        state.write_u64(folded);
+    }
+}
+
+/// An odd constant (the golden ratio's fraction) whose multiplication
+/// spreads every bit of a word into the high ones.
+const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// A hasher that passes on the one word [`Key`] writes, its high bits
+/// folded into the low ones that pick a bucket.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used by `Key`; anything else still hashes.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(MIX);
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = word;
+    }
+}
+
 /// Step 3: visits every position reachable from `pos` by legal moves,
 /// breadth first (so a short helpmate is met early). A checkmate on the
 /// way makes the position alive; the whole reachable set without one makes
@@ -243,7 +337,10 @@ impl Key {
 /// already proved dead (insufficient material, or step 2) is not looked
 /// beyond: no mate lies behind it.
 fn search(pos: &Chess, budget: Budget) -> Verdict {
-    let mut seen: HashSet<Key> = HashSet::new();
+    // Sized for a search that spends its budget: growing the table on the
+    // way was a sixth of such a search's time.
+    let mut seen: HashSet<Key, BuildHasherDefault<WordHasher>> =
+        HashSet::with_capacity_and_hasher(budget.moves / 2, BuildHasherDefault::default());
     let mut queue = VecDeque::new();
     let mut played = 0;
     seen.insert(Key::of(pos));
@@ -349,6 +446,28 @@ mod tests {
     #[test]
     fn insufficient_material_is_dead() {
         assert_eq!(verdict_of("7k/8/8/8/8/8/8/6KB w - - 0 1"), Verdict::Dead);
+    }
+
+    #[test]
+    fn the_search_runs_again_only_after_a_ply_that_reshapes_the_position() {
+        // Locked pawns (that can take each other): only the search decides
+        // it, and finds the helpmate Ra8.
+        let before = pos("6k1/5ppp/5PPP/8/8/8/R7/4K3 w - - 0 1");
+        let walked = pos("6k1/5ppp/5PPP/8/8/8/8/R3K3 b - - 1 1");
+        assert_eq!(verdict(&walked, Budget::PER_MOVE), Verdict::Alive);
+        // After the rook's quiet move the search is not run again.
+        assert!(!reshaped(&before, &walked));
+        assert_eq!(verdict_after(Some(&before), &walked, Budget::PER_MOVE), Verdict::Unknown);
+        // A game's first position, or a ply that takes, is searched.
+        assert_eq!(verdict_after(None, &walked, Budget::PER_MOVE), Verdict::Alive);
+        let takes = pos("6k1/5ppp/5PPP/8/8/8/r7/R3K3 w - - 0 1");
+        let taken = pos("6k1/5ppp/5PPP/8/8/8/R7/4K3 b - - 0 1");
+        assert!(reshaped(&takes, &taken));
+        assert_eq!(verdict_after(Some(&takes), &taken, Budget::PER_MOVE), Verdict::Alive);
+        // What steps 1 and 2 prove still ends the game after a quiet move.
+        let walled = pos("4k3/8/8/p1p1p1p1/P1P1P1P1/8/8/3K4 w - - 0 1");
+        let king_walks = pos("4k3/8/8/p1p1p1p1/P1P1P1P1/8/8/4K3 b - - 1 1");
+        assert_eq!(verdict_after(Some(&walled), &king_walks, Budget { moves: 0 }), Verdict::Dead);
     }
 
     #[test]

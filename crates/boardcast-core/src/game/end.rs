@@ -10,7 +10,7 @@ use super::{
 
 /// The result the position after the last ply forces, if any: checkmate
 /// (5.1.1), stalemate (5.2.1), a dead position (5.2.2: insufficient
-/// material, or a blockade proved dead by [`dead::verdict`] within
+/// material, or a blockade proved dead by [`dead::verdict_after`] within
 /// [`Budget::PER_MOVE`]), fivefold repetition (9.6.1) or the 75-move rule
 /// (9.6.2).
 pub fn forced_result(record: &GameRecord) -> Option<GameResult> {
@@ -34,7 +34,8 @@ pub(crate) fn forced_result_with(record: &GameRecord, has_moves: bool) -> Option
     }
     // Any other dead position: only a proof ends the game; undecided
     // within the budget, it goes on.
-    if dead::verdict(pos, Budget::PER_MOVE) == Verdict::Dead {
+    let before = record.plies.len().checked_sub(1).map(|last| record.position_before(last));
+    if dead::verdict_after(before, pos, Budget::PER_MOVE) == Verdict::Dead {
         return draw(Termination::DeadPosition);
     }
     if record.repetitions() >= 5 {

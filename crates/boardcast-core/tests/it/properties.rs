@@ -103,8 +103,9 @@ fn any_picture() -> impl Strategy<Value = Picture> {
 fn random_game(start: &Chess, picks: &[Index], greedy: bool) -> Vec<Move> {
     let mut pos = start.clone();
     let mut moves = Vec::with_capacity(picks.len());
+    let mut before: Option<Chess> = None;
     for pick in picks {
-        if decided_on_the_board(&pos).is_some() {
+        if decided_on_the_board(before.as_ref(), &pos).is_some() {
             break;
         }
         let mut legal = pos.legal_moves();
@@ -118,6 +119,7 @@ fn random_game(start: &Chess, picks: &[Index], greedy: bool) -> Vec<Move> {
             }
         }
         let m = legal[pick.index(legal.len())];
+        before = Some(pos.clone());
         pos.play_unchecked(m);
         moves.push(m);
     }

@@ -325,7 +325,9 @@ fn judge_sentio(replayed: &Replayed, expected: &[String]) -> Result<Reading, Str
         return Err(format!("{unknown} promotion_unknown alerts for {promotions} promotions"));
     }
     if moves == expected {
-        let forced = boardcast_sim::synth::decided_on_the_board(got.position());
+        let last = got.plies.len().checked_sub(1);
+        let before = last.map(|last| last.checked_sub(1).map_or(&got.start, |i| &got.plies[i].after));
+        let forced = boardcast_sim::synth::decided_on_the_board(before, got.position());
         let result = got.result.map(|r| r.outcome);
         if result != forced {
             return Err(format!("result {result:?}, expected {forced:?}"));

@@ -38,6 +38,7 @@ pub fn play_planned(game: &SourceGame, style: &Style, plan: &[(usize, Injection)
         hands.start_clock();
     }
     let mut fast = false;
+    let mut forced = super::decided_on_the_board(None, &pos);
     for (i, &m) in game.moves.iter().enumerate() {
         let injection = plan.iter().find(|(ply, _)| *ply == i).map(|&(_, injection)| injection);
         let (lo, hi) = if fast { (150, 400) } else { style.think_ms };
@@ -82,9 +83,11 @@ pub fn play_planned(game: &SourceGame, style: &Style, plan: &[(usize, Injection)
             Some(Injection::PawnNotReplaced) => hands.pawn_left(pos.turn(), m),
             _ => hands.make(&pos, m),
         }
+        let before = pos.clone();
         pos.play_unchecked(m);
         fast = hands.rng.chance(style.fast_reply);
-        let ends = super::decided_on_the_board(&pos).is_some();
+        forced = super::decided_on_the_board(Some(&before), &pos);
+        let ends = forced.is_some();
         if style.clock.is_some() && !ends {
             let (lo, hi) = if fast { (30, 90) } else { (120, 700) };
             hands.wait(lo, hi);
@@ -104,7 +107,6 @@ pub fn play_planned(game: &SourceGame, style: &Style, plan: &[(usize, Injection)
             break;
         }
     }
-    let forced = super::decided_on_the_board(&pos);
     let result = match (forced, game.result) {
         (Some(outcome), _) => Some(outcome),
         (None, Some(outcome)) if style.gesture => {

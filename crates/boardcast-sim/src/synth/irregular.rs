@@ -159,12 +159,14 @@ pub fn plan(game: &SourceGame, style: &Style, rng: &mut Rng) -> (Vec<(usize, Inj
 /// The position before each move of the game.
 fn positions(game: &SourceGame) -> Vec<Chess> {
     let mut pos = game.start.clone();
-    let mut out = Vec::with_capacity(game.moves.len());
+    let mut out: Vec<Chess> = Vec::with_capacity(game.moves.len());
+    let mut before: Option<Chess> = None;
     for &m in &game.moves {
         out.push(pos.clone());
-        if super::decided_on_the_board(&pos).is_some() {
+        if super::decided_on_the_board(before.as_ref(), &pos).is_some() {
             break;
         }
+        before = Some(pos.clone());
         pos.play_unchecked(m);
     }
     out
@@ -175,7 +177,7 @@ fn positions(game: &SourceGame) -> Vec<Chess> {
 fn ends_after(positions: &[Chess], game: &SourceGame, ply: usize) -> bool {
     let mut pos = positions[ply].clone();
     pos.play_unchecked(game.moves[ply]);
-    super::decided_on_the_board(&pos).is_some() || ply + 1 >= positions.len()
+    super::decided_on_the_board(Some(&positions[ply]), &pos).is_some() || ply + 1 >= positions.len()
 }
 
 #[allow(clippy::too_many_arguments)]

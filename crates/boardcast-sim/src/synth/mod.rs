@@ -103,15 +103,18 @@ pub struct Expected {
     pub result: Option<KnownOutcome>,
 }
 
-/// How the game stands decided on the board after a move, by the Laws as
-/// the daemon applies them: checkmate, stalemate, insufficient material,
-/// or a dead position it can prove (5.2.2). A game the generator plays
-/// stops there, as players stop, and the result is what the daemon is
-/// expected to record.
-pub fn decided_on_the_board(pos: &shakmaty::Chess) -> Option<KnownOutcome> {
-    use boardcast_core::game::dead::{Budget, Verdict, verdict};
+/// How the game stands decided on the board at `pos`, reached by a move
+/// from `before` (`None` at the game's start), by the Laws as the daemon
+/// applies them: checkmate, stalemate, insufficient material, or a dead
+/// position it can prove (5.2.2, with the same search after the same plies
+/// as the daemon). A game the generator plays stops there, as players
+/// stop, and the result is what the daemon is expected to record.
+pub fn decided_on_the_board(before: Option<&shakmaty::Chess>, pos: &shakmaty::Chess) -> Option<KnownOutcome> {
+    use boardcast_core::game::dead::{Budget, Verdict, verdict_after};
     use shakmaty::Position;
-    pos.outcome().known().or_else(|| (verdict(pos, Budget::PER_MOVE) == Verdict::Dead).then_some(KnownOutcome::Draw))
+    pos.outcome()
+        .known()
+        .or_else(|| (verdict_after(before, pos, Budget::PER_MOVE) == Verdict::Dead).then_some(KnownOutcome::Draw))
 }
 
 /// The random generator for game `index` (0-based) of a file, under a base
@@ -206,11 +209,11 @@ mod decided_tests {
     #[test]
     fn a_game_is_decided_where_the_daemon_ends_it() {
         let blockade = position("4k3/8/8/p1p1p1p1/P1P1P1P1/8/8/4K3 w - - 0 1");
-        assert_eq!(decided_on_the_board(&blockade), Some(KnownOutcome::Draw));
+        assert_eq!(decided_on_the_board(None, &blockade), Some(KnownOutcome::Draw));
         let bare = position("4k3/8/8/8/8/8/8/4K3 w - - 0 1");
-        assert_eq!(decided_on_the_board(&bare), Some(KnownOutcome::Draw));
+        assert_eq!(decided_on_the_board(None, &bare), Some(KnownOutcome::Draw));
         let open = position("4k3/8/8/3pp3/3PP3/8/8/4K3 w - - 0 1");
-        assert_eq!(decided_on_the_board(&open), None);
-        assert_eq!(decided_on_the_board(&Chess::default()), None);
+        assert_eq!(decided_on_the_board(None, &open), None);
+        assert_eq!(decided_on_the_board(None, &Chess::default()), None);
     }
 }

@@ -1234,6 +1234,19 @@ impl Config {
     }
 }
 
+/// A client certificate and its key given as `cert` and `key`, each
+/// `(name, path)`: checked as `[mqtt] client_cert_file` and
+/// `client_key_file` are (both or neither, each a readable PEM file), and
+/// named by `name` in the error (`boardcast ctl`'s flags, or those keys).
+///
+/// # Errors
+///
+/// One given without the other, or a file that cannot be read or is not
+/// PEM.
+pub fn client_certificate(cert: (&str, &str), key: (&str, &str)) -> Result<Option<TlsFiles>, ConfigError> {
+    pem_pair(cert, key, "this client's certificate")
+}
+
 /// A certificate and its key, both given or both `""`; each must be a
 /// readable PEM file.
 fn pem_pair(

@@ -1,7 +1,7 @@
 //! `boardcast accounts`: the managed broker's accounts (`[mqtt.embedded]
 //! accounts_file`): add one (its password from standard input, or made and
 //! printed once), list them, remove one. The daemon reads the file at
-//! start; restart it for a change to take effect.
+//! start and again on SIGHUP (`systemctl reload boardcast`).
 
 use std::{
     io::{IsTerminal, Read, Write},
@@ -23,8 +23,8 @@ use super::settings;
 /// The accounts of the broker the daemon runs (Mosquitto): who may log in,
 /// as which role. operator: sends commands (`boardcast ctl`) and reads
 /// everything; live: an arbiter's console, reads the live tree with
-/// alerts; public: a display, reads the public tree. Restart the daemon
-/// after a change.
+/// alerts; public: a display, reads the public tree. After a change,
+/// reload the daemon: `systemctl reload boardcast`, or `kill -HUP` it.
 #[derive(Debug, Args)]
 pub(crate) struct AccountsArgs {
     /// The configuration file the daemon runs with (for its
@@ -102,12 +102,12 @@ pub(crate) fn run(args: AccountsArgs) -> anyhow::Result<ExitCode> {
             if made {
                 outln!("{password}");
                 eprintln!(
-                    "boardcast: account {name} ({role}) added to {}; its password is above and is not shown again. Restart the daemon to let it in.",
+                    "boardcast: account {name} ({role}) added to {}; its password is above and is not shown again. Reload the daemon to let it in (`systemctl reload boardcast`, or `kill -HUP` it).",
                     file.display()
                 );
             } else {
                 eprintln!(
-                    "boardcast: account {name} ({role}) added to {}. Restart the daemon to let it in.",
+                    "boardcast: account {name} ({role}) added to {}. Reload the daemon to let it in (`systemctl reload boardcast`, or `kill -HUP` it).",
                     file.display()
                 );
             }
@@ -119,7 +119,10 @@ pub(crate) fn run(args: AccountsArgs) -> anyhow::Result<ExitCode> {
                 bail!("no account {name:?} in {}", file.display());
             }
             save(&file, &list)?;
-            eprintln!("boardcast: account {name} removed from {}. Restart the daemon to shut it out.", file.display());
+            eprintln!(
+                "boardcast: account {name} removed from {}. Reload the daemon to shut it out, its open connections too (`systemctl reload boardcast`, or `kill -HUP` it).",
+                file.display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -155,7 +155,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         });
         let listener = shutdown.clone();
         let pgn_dir = dir.join("pgn");
-        let result = daemon::serve(plan, shutdown.clone(), move |ready| {
+        let result = daemon::serve(plan, shutdown.clone(), None, move |ready| {
             tell(ready, &pgn_dir);
             tokio::spawn(print_moves(ready.clone(), listener));
         })

@@ -12,7 +12,9 @@ use super::{daemon, settings};
 /// (Ctrl-C or SIGTERM), reconstructing the games, recording every byte as a
 /// capture, writing each board's games as PGN after every move, and
 /// publishing the live feed over MQTT (to the embedded broker unless
-/// mqtt.url names one).
+/// mqtt.url names one). SIGHUP (`systemctl reload boardcast`) makes the
+/// embedded broker (Mosquitto) read the accounts file and its TLS
+/// certificate again, without a restart.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// The configuration file (TOML; `boardcast config default` prints the
@@ -28,6 +30,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the event loop")?;
     runtime.block_on(async {
+        // First: a SIGHUP from now on reloads rather than ends the daemon.
+        let hangups = super::signals::hangups()
+            .map_err(|e| tracing::warn!("SIGHUP cannot be caught ({e}): it stops the daemon instead of reloading"))
+            .ok();
         let shutdown = CancellationToken::new();
         let on_signal = shutdown.clone();
         tokio::spawn(async move {
@@ -35,7 +41,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             tracing::info!("stopping: writing games and captures");
             on_signal.cancel();
         });
-        daemon::serve(plan, shutdown, |_| {}).await
+        daemon::serve(plan, shutdown, hangups, |_| {}).await
     })?;
     Ok(ExitCode::SUCCESS)
 }

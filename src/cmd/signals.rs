@@ -1,7 +1,8 @@
-//! Waiting for the signals that stop the daemon: Ctrl-C (SIGINT) and SIGTERM
-//! (systemd's stop).
+//! The signals the daemon answers: Ctrl-C (SIGINT) and SIGTERM (systemd's
+//! stop) stop it; SIGHUP (systemd's reload) asks `boardcast run` to read its
+//! broker's accounts and certificates again (src/cmd/daemon/reload.rs).
 
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// Returns when SIGINT or SIGTERM arrives.
 pub(crate) async fn wait() {
@@ -15,4 +16,16 @@ pub(crate) async fn wait() {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+}
+
+/// Takes SIGHUP from its default (ending the process): from this call on,
+/// for the rest of the process, each SIGHUP is one `recv()` of the answer,
+/// a request to reload. Call it inside the runtime, before anything else
+/// starts, so that no SIGHUP can end the daemon.
+///
+/// # Errors
+///
+/// When the handler cannot be installed (not on Linux in practice).
+pub(crate) fn hangups() -> std::io::Result<Signal> {
+    signal(SignalKind::hangup())
 }

@@ -8,7 +8,8 @@
 //! - [`paired`]: a visually impaired player's board mirroring a game;
 //! - [`bridges`]: several bridges on one feed through a bridged Mosquitto;
 //! - [`mqtt`], [`commands`], [`operator`], [`security`], [`tls`]: the feed,
-//!   operator commands and who may do what;
+//!   operator commands and who may do what; [`reload`]: accounts and
+//!   certificates reloaded on SIGHUP;
 //! - [`displays`]: the pages in headless Chromium;
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`speech`]: moves announced aloud (espeak-ng, sox);
@@ -33,6 +34,7 @@ mod operator;
 mod paired;
 mod paths;
 mod recovery;
+mod reload;
 mod security;
 mod speech;
 mod tls;

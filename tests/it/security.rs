@@ -29,7 +29,7 @@ const LIVE_STATE: &str = "boardcast/v1/live/event/1/b1/state";
 const PUBLIC_STATE: &str = "boardcast/v1/public/event/1/b1/state";
 const COMMANDS: &str = "boardcast/v1/bridges/hall/commands";
 
-fn mosquitto_installed() -> bool {
+pub(crate) fn mosquitto_installed() -> bool {
     let found = ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/bin/mosquitto"]
         .iter()
         .any(|p| std::path::Path::new(p).exists());
@@ -40,12 +40,12 @@ fn mosquitto_installed() -> bool {
     found
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
 /// A hall whose daemon runs the default broker on free loopback ports.
-fn hall_with_broker(name: &str, extra: &str) -> (Hall, u16, u16) {
+pub(crate) fn hall_with_broker(name: &str, extra: &str) -> (Hall, u16, u16) {
     let hall = Hall::new(name);
     let (port, ws) = (free_port(), free_port());
     let mqtt = format!(

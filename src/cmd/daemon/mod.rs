@@ -2,7 +2,8 @@
 //! set of tasks per board (see `board.rs`), the MQTT feed (`feed.rs`), and
 //! a clean stop when asked: every board's port closes, its driver hands
 //! back the session, the last games and captures are written, the feed
-//! says the bridge is offline.
+//! says the bridge is offline. SIGHUP reloads the broker's accounts and
+//! certificate (`reload.rs`).
 
 mod board;
 mod deliver;
@@ -12,6 +13,7 @@ mod log;
 mod operator;
 mod pgn;
 mod recover;
+mod reload;
 
 use std::{
     collections::HashMap,
@@ -208,8 +210,9 @@ fn operator_key(path: &std::path::Path) -> anyhow::Result<boardcast_core::publis
     Ok(key)
 }
 
-/// Runs the daemon until `shutdown`. `on_feed` hears where the feed goes
-/// once it is up (the demo prints it).
+/// Runs the daemon until `shutdown`, reloading at each of `hangups` (SIGHUP,
+/// already caught: `None` leaves it alone). `on_feed` hears where the feed
+/// goes once it is up (the demo prints it).
 ///
 /// # Errors
 ///
@@ -217,6 +220,7 @@ fn operator_key(path: &std::path::Path) -> anyhow::Result<boardcast_core::publis
 pub(crate) async fn serve(
     plan: Plan,
     shutdown: CancellationToken,
+    hangups: Option<tokio::signal::unix::Signal>,
     on_feed: impl FnOnce(&FeedReady),
 ) -> anyhow::Result<()> {
     let now = std::time::SystemTime::now();
@@ -244,6 +248,13 @@ pub(crate) async fn serve(
     if let Some(started) = &started {
         on_feed(&started.ready);
     }
+    let reloading = hangups.map(|hangups| {
+        let target = started
+            .as_mut()
+            .and_then(|started| started.reload.take())
+            .unwrap_or_else(|| reload::Target::Nothing("mqtt.enabled = false: there is no broker".to_owned()));
+        tokio::spawn(reload::run(hangups, target))
+    });
     let delivering = shelf.is_some() || plan.lichess.is_some();
     let (deliver_tx, deliver_rx) = mpsc::unbounded_channel();
     let delivery = deliver::Delivery {
@@ -297,6 +308,11 @@ pub(crate) async fn serve(
     let _ = pgn_writer.await;
     // The PGN writer's end closes delivery; its hold on the feed goes.
     let _ = deliverer.await;
+    // No reload while the broker stops and its files go.
+    if let Some(reloading) = reloading {
+        reloading.abort();
+        let _ = reloading.await;
+    }
     if let Some(started) = started {
         started.finish().await;
     }

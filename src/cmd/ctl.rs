@@ -1,6 +1,8 @@
 //! `boardcast ctl`: operator commands to a running daemon, through its MQTT
 //! broker (the same requests a control panel sends; docs/operator.md),
-//! signed with the operator key the daemon made.
+//! signed with the operator key the daemon made. Over TLS it shows the
+//! broker a client certificate when one is given (`[mqtt] client_cert_file`
+//! and `client_key_file`, or `--client-cert-file` and `--client-key-file`).
 
 use std::{collections::BTreeMap, path::PathBuf, process::ExitCode, time::Duration};
 
@@ -10,7 +12,7 @@ use rumqttc::{AsyncClient, Event, Packet, QoS};
 use serde_json::{Value, json};
 
 use boardcast::{
-    config::{BrokerChoice, BrokerUrl, Scheme},
+    config::{self, BrokerChoice, BrokerUrl, MqttConfig, Scheme, TlsFiles},
     shell::mqtt::client::connect_options,
 };
 use boardcast_core::{
@@ -59,6 +61,15 @@ pub(crate) struct CtlArgs {
     /// configuration's `[mqtt] password_file` or `password`).
     #[arg(long, value_name = "FILE")]
     password_file: Option<PathBuf>,
+    /// The certificate (PEM) to show a broker that asks for one, over
+    /// mqtts:// or wss:// (default: the configuration's `[mqtt]
+    /// client_cert_file`). With --client-key-file.
+    #[arg(long, value_name = "FILE")]
+    client_cert_file: Option<PathBuf>,
+    /// The certificate's private key (PEM; default: the configuration's
+    /// `[mqtt] client_key_file`).
+    #[arg(long, value_name = "FILE")]
+    client_key_file: Option<PathBuf>,
     /// How long to wait for the answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     timeout_s: u64,
@@ -195,7 +206,7 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         .config
         .mqtt()
         .map_err(|e| anyhow!("{e} (configuration read from {})", loaded.sources.join(", then ")))?;
-    let broker = match (&args.url, &mqtt.broker) {
+    let mut broker = match (&args.url, &mqtt.broker) {
         (Some(url), _) => {
             let mut config = loaded.config.clone();
             config.mqtt.url = url.clone();
@@ -227,6 +238,7 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    broker.client_auth = client_certificate(&args, &loaded.config.mqtt, &broker)?;
     let bridge = args.bridge.clone().unwrap_or_else(|| {
         if mqtt.bridge_id.trim().is_empty() { super::daemon::host_name() } else { mqtt.bridge_id.clone() }
     });
@@ -266,7 +278,10 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::from(1))
             }
         }
-        Ok(Err(error)) => Err(error.context(format!("asking the daemon through {}", broker.url))),
+        Ok(Err(error)) => {
+            let hint = refused_certificate(&error.to_string(), &broker).unwrap_or_default();
+            Err(error.context(format!("asking the daemon through {}{hint}", broker.url)))
+        }
         Err(_) => bail!(
             "no answer within {} s through {} (is the daemon running, with bridge id {:?}? `--bridge` and `--url` say otherwise{})",
             args.timeout_s,
@@ -279,6 +294,63 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
             }
         ),
     }
+}
+
+/// What to do when the broker's TLS refused ctl for its certificate (or
+/// for having none), from the alert the broker sent (`received fatal
+/// alert: …` in `error`).
+fn refused_certificate(error: &str, broker: &BrokerUrl) -> Option<String> {
+    let alert = ["CertificateRequired", "HandshakeFailure", "BadCertificate", "UnknownCA", "CertificateUnknown"]
+        .into_iter()
+        .find(|alert| error.contains(&format!("received fatal alert: {alert}")))?;
+    let set = "set [mqtt] client_cert_file and client_key_file, or give --client-cert-file and --client-key-file";
+    match (&broker.client_auth, alert) {
+        // TLS 1.3 says so; TLS 1.2 only fails the handshake.
+        (None, "CertificateRequired") => {
+            Some(format!(" (the broker wants a client certificate and ctl showed none: {set})"))
+        }
+        (None, "HandshakeFailure") => {
+            Some(format!(" (the broker refused the TLS handshake; if it wants a client certificate: {set})"))
+        }
+        (None, _) => None,
+        (Some(files), _) => Some(format!(
+            " (the broker refused the client certificate {}: is it signed by an authority the broker trusts, for client authentication, and not expired?)",
+            files.cert_file.display()
+        )),
+    }
+}
+
+/// The certificate ctl shows the broker: `--client-cert-file` and
+/// `--client-key-file`, else (over TLS) the configuration's `[mqtt]
+/// client_cert_file` and `client_key_file`, checked as the daemon checks
+/// them.
+fn client_certificate(args: &CtlArgs, m: &MqttConfig, broker: &BrokerUrl) -> anyhow::Result<Option<TlsFiles>> {
+    if args.client_cert_file.is_some() || args.client_key_file.is_some() {
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let files = config::client_certificate(
+            ("--client-cert-file", &path(&args.client_cert_file)),
+            ("--client-key-file", &path(&args.client_key_file)),
+        )?;
+        if !broker.scheme.tls() {
+            bail!(
+                "--client-cert-file: the broker {} does not speak TLS, and client certificates need mqtts:// or wss:// (--url)",
+                broker.url
+            );
+        }
+        return Ok(files);
+    }
+    if !broker.scheme.tls() {
+        return Ok(None);
+    }
+    if broker.client_auth.is_some() {
+        return Ok(broker.client_auth.clone());
+    }
+    // The daemon's own broker: the keys are not checked with it (the
+    // daemon does not use them there), so here.
+    Ok(config::client_certificate(
+        ("mqtt.client_cert_file", &m.client_cert_file),
+        ("mqtt.client_key_file", &m.client_key_file),
+    )?)
 }
 
 /// The account ctl logs in with: `--user` or `[mqtt] username`, its
@@ -338,4 +410,30 @@ async fn ask(options: rumqttc::MqttOptions, topics: &Topics, id: &str, request: 
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_for_the_certificate_says_what_to_set() {
+        let mut broker = BrokerUrl {
+            url: "mqtts://hall:8883".into(),
+            scheme: Scheme::Mqtts,
+            host: "hall".into(),
+            port: 8883,
+            ca_file: None,
+            client_auth: None,
+        };
+        let refused = |alert: &str| format!("Mqtt state: IO: received fatal alert: {alert}");
+        let none = refused_certificate(&refused("CertificateRequired"), &broker).unwrap();
+        assert!(none.contains("wants a client certificate and ctl showed none: set [mqtt] client_cert_file"), "{none}");
+        let tls12 = refused_certificate(&refused("HandshakeFailure"), &broker).unwrap();
+        assert!(tls12.contains("if it wants a client certificate"), "{tls12}");
+        assert_eq!(refused_certificate("connection refused", &broker), None);
+        broker.client_auth = Some(TlsFiles { cert_file: "op.pem".into(), key_file: "op.key".into() });
+        let unknown = refused_certificate(&refused("UnknownCA"), &broker).unwrap();
+        assert!(unknown.contains("refused the client certificate op.pem"), "{unknown}");
+    }
 }

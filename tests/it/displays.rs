@@ -39,6 +39,19 @@ impl Browser {
     /// Starts chromedriver and a headless Chromium with a fresh profile;
     /// `None` (having said why) when they are not installed and CI is not set.
     pub(crate) fn start(profile: &Path) -> Option<Self> {
+        Self::launch(profile, None)
+    }
+
+    /// Like [`Browser::start`], with Chromium run in `home`: on Linux it
+    /// takes the authorities a user trusts from `home/.pki/nssdb` (the NSS
+    /// database `certutil` writes), as on a display PC where the hall's CA
+    /// was installed. The browser also keeps its network log
+    /// ([`Browser::network_log`]).
+    pub(crate) fn start_at_home(profile: &Path, home: &Path) -> Option<Self> {
+        Self::launch(profile, Some(home))
+    }
+
+    fn launch(profile: &Path, home: Option<&Path>) -> Option<Self> {
         let found = |name: &str| Command::new(name).arg("--version").stdout(Stdio::null()).status().is_ok();
         if !found("chromium") || !found("chromedriver") {
             assert!(
@@ -51,12 +64,11 @@ impl Browser {
             return None;
         }
         let port = free_port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut driver = Command::new("chromedriver");
+        if let Some(home) = home {
+            driver.env("HOME", home);
+        }
+        let driver = driver.arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         assert!(wait_listening(port, Duration::from_secs(10)), "chromedriver listens");
         let mut browser = Self { driver, port, session: String::new() };
         let args = [
@@ -72,7 +84,11 @@ impl Browser {
         ];
         let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         args.push(format!("--user-data-dir={}", profile.display()));
-        let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}});
+        let mut always = json!({"goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}});
+        if home.is_some() {
+            always["goog:loggingPrefs"] = json!({"performance": "ALL"});
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": always}});
         let answer = browser.call("POST", "/session", &caps);
         browser.session = answer["sessionId"].as_str().unwrap_or_else(|| panic!("a session: {answer}")).to_owned();
         Some(browser)
@@ -132,6 +148,21 @@ impl Browser {
             assert!(Instant::now() < end, "the page never showed: {script}");
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The DevTools network events the browser logged since the last call
+    /// (only with [`Browser::start_at_home`]): each `{"method", "params"}`,
+    /// e.g. `Network.webSocketCreated` with the URL a page opened.
+    pub(crate) fn network_log(&self) -> Vec<Value> {
+        let entries = self.call("POST", &format!("/session/{}/se/log", self.session), &json!({"type": "performance"}));
+        entries
+            .as_array()
+            .unwrap_or_else(|| panic!("the performance log: {entries}"))
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
+            .map(|m| m["message"].clone())
+            .filter(|m| m["method"].as_str().is_some_and(|name| name.starts_with("Network.")))
+            .collect()
     }
 
     pub(crate) fn screenshot(&self, file: &Path) {

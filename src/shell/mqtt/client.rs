@@ -118,7 +118,18 @@ pub async fn run(
     mut items: mpsc::UnboundedReceiver<Item>,
     report: mpsc::UnboundedSender<PublisherEvent>,
 ) {
-    let (client, eventloop) = AsyncClient::new(options(&settings), 256);
+    let (client, mut eventloop) = AsyncClient::new(options(&settings), 256);
+    // Nagle's algorithm held a small publish until the broker acknowledged
+    // the one before: a move's `made` reached subscribers at p99 30 ms
+    // instead of 6 (BENCHMARKS.md section 5). Messages here are few and
+    // each one matters at once.
+    // Nagle's algorithm held a small publish until the broker acknowledged
+    // the one before: a move's `made` reached subscribers at p99 30 ms
+    // instead of 6 (BENCHMARKS.md section 5). Messages here are few and
+    // each one matters at once.
+    let mut network = eventloop.network_options();
+    network.set_tcp_nodelay(true);
+    eventloop.set_network_options(network);
     let (loop_tx, mut loop_rx) = mpsc::unbounded_channel();
     let stop_loop = CancellationToken::new();
     let event_loop = tokio::spawn(drive_event_loop(eventloop, loop_tx, stop_loop.clone()));

@@ -86,7 +86,8 @@ impl Mosquitto {
         let port = free_port();
         let config = dir.join("mosquitto.conf");
         let mut text = format!(
-            "listener {port} 127.0.0.1\nallow_anonymous true\nlog_dest file {log}\nlog_type all\nmax_queued_messages 100000\n",
+            "set_tcp_nodelay true\nlistener {port} 127.0.0.1\nallow_anonymous true\nlog_dest file {log}\nlog_type all\n\
+             max_queued_messages 100000\n",
             log = dir.join("mosquitto.log").display()
         );
         if let Some(ws) = ws_port {

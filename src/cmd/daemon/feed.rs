@@ -1,8 +1,11 @@
 //! Starting the MQTT feed: the embedded broker when no broker is
 //! configured (the managed Mosquitto, or the built-in rumqttd), the
-//! publisher task, and the log lines about the broker.
+//! publisher task, and the log lines about the broker; what a reload
+//! (SIGHUP) can reload in it.
 
 use std::sync::Arc;
+
+use super::reload;
 
 use anyhow::Context;
 use tokio::{sync::mpsc, task::JoinHandle};
@@ -10,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
 use boardcast::{
+    accounts::Account,
     config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Scheme},
     shell::mqtt::{
         broker,
@@ -49,6 +53,8 @@ pub(super) struct FeedStarted {
     listener: JoinHandle<()>,
     stop_listening: CancellationToken,
     mosquitto: Option<ManagedMosquitto>,
+    /// What SIGHUP reloads (taken by the task that reloads).
+    pub(super) reload: Option<reload::Target>,
 }
 
 impl FeedStarted {
@@ -78,15 +84,29 @@ pub(super) async fn start(
 ) -> anyhow::Result<FeedStarted> {
     let mut credentials = mqtt.credentials.clone();
     let mut managed = None;
+    let mut reload = reload::Target::Nothing(
+        "the built-in broker (rumqttd) has no accounts and no TLS; the daemon goes on".to_owned(),
+    );
     let (broker, embedded) = match &mqtt.broker {
-        BrokerChoice::External(url) => (url.clone(), None),
+        BrokerChoice::External(url) => {
+            reload = reload::Target::Nothing(format!(
+                "the broker is {} (mqtt.url), whose accounts and certificates are its own: reload them there (a client certificate of the daemon, mqtt.client_cert_file, is read at start: restart the daemon after renewing it)",
+                url.url
+            ));
+            (url.clone(), None)
+        }
         BrokerChoice::Embedded(embedded) => {
             let (listen, ws_listen) = (embedded.listen, embedded.ws_listen);
             // Where the daemon's own clients connect: with TLS, the managed
             // broker's plain loopback listener.
             let mut own = listen;
             match start_embedded(embedded, &mqtt.root).await? {
-                Some(mosquitto) => {
+                Some((mosquitto, accounts)) => {
+                    reload = reload::Target::Mosquitto {
+                        reloader: mosquitto.reloader(),
+                        accounts_file: embedded.accounts_file.clone(),
+                        accounts,
+                    };
                     credentials = Some(mosquitto.credentials.clone());
                     own = mosquitto.own;
                     managed = Some(mosquitto);
@@ -148,13 +168,24 @@ pub(super) async fn start(
         bridge_id: topics.bridge().to_owned(),
         http: None,
     };
-    Ok(FeedStarted { settings, topics, items, ready, publisher, log, listener, stop_listening, mosquitto: managed })
+    Ok(FeedStarted {
+        settings,
+        topics,
+        items,
+        ready,
+        publisher,
+        log,
+        listener,
+        stop_listening,
+        mosquitto: managed,
+        reload: Some(reload),
+    })
 }
 
-/// Starts the managed Mosquitto when it is wanted and installed; `None`
-/// when the built-in broker is to be started instead (said loudly unless
-/// asked for).
-async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Option<ManagedMosquitto>> {
+/// Starts the managed Mosquitto when it is wanted and installed, with the
+/// accounts it was given; `None` when the built-in broker is to be started
+/// instead (said loudly unless asked for).
+async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Option<(ManagedMosquitto, Vec<Account>)>> {
     let binary = match embedded.kind {
         EmbeddedKind::Builtin => {
             warn!(
@@ -192,13 +223,14 @@ async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Optio
         listen: embedded.listen,
         ws_listen: embedded.ws_listen,
         root: root.to_owned(),
-        accounts,
+        accounts: accounts.clone(),
         anonymous: embedded.anonymous,
         max_connections: embedded.max_connections,
         tls: embedded.tls.clone(),
         own_listen: None,
     };
-    Ok(Some(mosquitto::start(settings).await.context("starting the embedded MQTT broker (Mosquitto)")?))
+    let mosquitto = mosquitto::start(settings).await.context("starting the embedded MQTT broker (Mosquitto)")?;
+    Ok(Some((mosquitto, accounts)))
 }
 
 /// The machine's name, for the bridge's topics.

@@ -12,6 +12,10 @@
 //!   which is what could otherwise bring the message back every time.
 //! - Every message goes through the sans-I/O [`Guard`]; what it lets
 //!   through, and the refusals to answer, go to the daemon's router.
+//! - After every command applied the topic's retained message is cleared:
+//!   one sent with retain reaches a subscribed daemon without the flag and
+//!   is applied once, like any other, and must not stay in the broker to
+//!   be delivered again (flagged, and refused) at the next connection.
 
 use std::time::Duration;
 
@@ -78,6 +82,13 @@ pub async fn listen(settings: ListenSettings, heard: mpsc::UnboundedSender<Heard
                     .map_or(0, |d| d.as_millis() as i64);
                 match guard.handle_message(now, &publish.payload, publish.retain) {
                     Verdict::Apply(request) => {
+                        // A broker delivers a retained message to a client
+                        // already subscribed without the retain flag (MQTT
+                        // 3.1.1; Mosquitto does), so the guard cannot tell
+                        // it from any other: clearing the topic after every
+                        // command applied keeps one published with retain
+                        // from waiting there for the next connection.
+                        let _ = client.try_publish(settings.topic.clone(), QoS::AtLeastOnce, true, Vec::new());
                         let _ = heard.send(Ok(request));
                     }
                     Verdict::Refuse(refusal) => {

@@ -28,8 +28,8 @@ use boardcast_core::{
 use super::settings;
 
 /// Sends an operator command to the daemon reading BOARD and prints its
-/// answer: exit status 0 when done, 1 when the daemon refused (the answer
-/// says why), 2 when it could not be asked. The broker and the daemon's
+/// answer: exit status 0 when done (the PGN files hold it by then), 1 when
+/// the daemon refused (the answer says why), 2 when it could not be asked. The broker and the daemon's
 /// bridge id are taken from the configuration, as the daemon takes them;
 /// so is the operator key that signs the command (`[operator] key_file`).
 #[derive(Debug, Args)]

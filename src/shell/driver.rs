@@ -59,8 +59,28 @@ pub enum InputBody {
         /// The command.
         command: Command,
         /// Gets what it did, or why not.
-        reply: Option<oneshot::Sender<Result<String, String>>>,
+        reply: Option<oneshot::Sender<Answer>>,
     },
+}
+
+/// The session's answer to an operator command.
+#[derive(Debug)]
+pub struct Answer {
+    /// What the command did, or why not, in words.
+    pub said: Result<String, String>,
+    /// Resolves once the PGN writer has written every game the command
+    /// changed (`None` when this board writes no PGN): an operator who is
+    /// told "done" finds it in the files.
+    pub written: Option<oneshot::Receiver<()>>,
+}
+
+/// Games that changed, for the PGN writer.
+#[derive(Debug)]
+pub struct GamesChanged {
+    /// The games, as they are now.
+    pub games: Vec<GameRecord>,
+    /// Told once they (and everything sent before them) are on disk.
+    pub written: Option<oneshot::Sender<()>>,
 }
 
 impl InputBody {
@@ -96,7 +116,7 @@ pub struct Outlets {
     /// The games that changed, after each change (for writing PGN): only
     /// those, so that a board with many games (a flood of `set_position`)
     /// costs the same per change as a board with one.
-    pub games: Option<mpsc::UnboundedSender<Vec<GameRecord>>>,
+    pub games: Option<mpsc::UnboundedSender<GamesChanged>>,
     /// The board's MQTT feed, and where its items go.
     pub feed: Option<(BoardFeed, mpsc::UnboundedSender<Item>)>,
     /// The capture: every input the session is given (bytes, events,
@@ -122,6 +142,8 @@ pub async fn drive(
 ) -> BoardSession {
     let mut last = Timestamp::ZERO;
     let mut line = LineWatch::default();
+    // An operator's answer waits until what the command did has gone out.
+    let mut answering: Option<(oneshot::Sender<Answer>, Result<String, String>)> = None;
     // The feed says what the board is before anything happens (a board
     // that is never plugged in is still published as such).
     flush(&mut session, &mut outlets, last);
@@ -156,10 +178,8 @@ pub async fn drive(
                     InputBody::Command { command, reply } => {
                         record(RecordBody::Command(command.clone()));
                         let answer = session.handle_command(input.t, &command);
-                        if let Some(reply) = reply {
-                            // The answer goes to the operator as words.
-                            let _ = reply.send(answer.map_err(|e| e.to_string()));
-                        }
+                        // The answer goes to the operator as words.
+                        answering = reply.map(|reply| (reply, answer.map_err(|e| e.to_string())));
                     }
                     InputBody::Connected => {
                         record(RecordBody::Link(LinkChange::Connected));
@@ -182,6 +202,9 @@ pub async fn drive(
         last = last.max(now);
         flush(&mut session, &mut outlets, now);
         pass_line(&session, &outlets, &mut line);
+        if let Some((reply, said)) = answering.take() {
+            let _ = reply.send(Answer { said, written: written_after(&outlets) });
+        }
     }
     session.advance_to(last);
     session.handle_end(last);
@@ -229,8 +252,18 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
         && let Some(games) = &outlets.games
     {
         let reconstructor = session.reconstructor();
-        let _ = games.send(changed.into_iter().filter_map(|n| reconstructor.game_by_number(n)).cloned().collect());
+        let games_now = changed.into_iter().filter_map(|n| reconstructor.game_by_number(n)).cloned().collect();
+        let _ = games.send(GamesChanged { games: games_now, written: None });
     }
+}
+
+/// A marker behind everything already sent to the PGN writer, which it
+/// answers once that is written; `None` for a board that writes no PGN.
+fn written_after(outlets: &Outlets) -> Option<oneshot::Receiver<()>> {
+    let games = outlets.games.as_ref()?;
+    let (tx, rx) = oneshot::channel();
+    games.send(GamesChanged { games: Vec::new(), written: Some(tx) }).ok()?;
+    Some(rx)
 }
 
 /// A mirror board's game, to the game board, when it changed.
@@ -278,9 +311,9 @@ mod tests {
         const COMMANDS: usize = 8000;
         let counted = tokio::spawn(async move {
             let (mut updates, mut records) = (0usize, 0usize);
-            while let Some(games) = games_rx.recv().await {
+            while let Some(changed) = games_rx.recv().await {
                 updates += 1;
-                records += games.len();
+                records += changed.games.len();
             }
             (updates, records)
         });

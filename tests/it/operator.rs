@@ -113,7 +113,7 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
     assert_eq!(hall.ctl(&["b1", "result", "1-0", "--reason", "resignation"]).0, 0);
     let (code, said) = hall.ctl(&["b1", "result", "1/2-1/2", "--reason", "agreement"]);
     assert_eq!(code, 0, "{said}");
-    assert!(subscriber.wait_for(Duration::from_secs(5), |r| state(r)["result"] == "1/2-1/2"));
+    // ctl answers once the PGN files hold what it did: read them at once.
     let pgn = hall.pgn("b1");
     for expected in [
         "[White \"Carlsen, Magnus\"]",
@@ -126,6 +126,7 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
     ] {
         assert!(pgn.contains(expected), "{expected} in {pgn}");
     }
+    assert!(subscriber.wait_for(Duration::from_secs(5), |r| state(r)["result"] == "1/2-1/2"));
     let ended: Vec<String> = subscriber
         .received()
         .iter()

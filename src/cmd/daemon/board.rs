@@ -11,7 +11,7 @@ use boardcast::{
     config::{Board, FindBoard, Pairing},
     shell::{
         clock::SessionClock,
-        driver::{Input, InputBody, Outlets, drive},
+        driver::{GamesChanged, Input, InputBody, Outlets, drive},
         port::{self, Locate, PortChannels, PortSettings},
         record,
         speech::{SpeakerSettings, speak, tap},
@@ -19,7 +19,6 @@ use boardcast::{
 };
 use boardcast_core::{
     capture::{CaptureHeader, Record},
-    game::GameRecord,
     pair::Line,
     publish::{announcer::Announcer, board::BoardFeed},
     session::{BoardSession, Output, setup_from_header},
@@ -56,7 +55,7 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let (inputs_tx, inputs_rx) = mpsc::channel(256);
     let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
     let (outputs_tx, outputs_rx) = mpsc::unbounded_channel();
-    let (games_tx, mut games_rx) = mpsc::unbounded_channel::<Vec<GameRecord>>();
+    let (games_tx, mut games_rx) = mpsc::unbounded_channel::<GamesChanged>();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
 
     // A visually impaired player's board mirroring another board's game
@@ -70,9 +69,7 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     // the board speaks (subscribers drop what they already have by seq).
     let label = board.path.board.clone();
     if !past.is_empty() && mirror_of.is_none() {
-        let _ = shared
-            .pgn
-            .send(PgnUpdate { board: label.clone(), games: session.reconstructor().games().cloned().collect() });
+        let _ = shared.pgn.send(PgnUpdate::new(label.clone(), session.reconstructor().games().cloned().collect()));
     }
     let feed = shared.feed.as_ref().map(|feed| {
         let mut board_feed =
@@ -129,8 +126,8 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let pgn = shared.pgn.clone();
     let pgn_label = label.clone();
     let pgn_forward = tokio::spawn(async move {
-        while let Some(games) = games_rx.recv().await {
-            let _ = pgn.send(PgnUpdate { board: pgn_label.clone(), games });
+        while let Some(GamesChanged { games, written }) = games_rx.recv().await {
+            let _ = pgn.send(PgnUpdate { board: pgn_label.clone(), games, written });
         }
     });
 
@@ -154,7 +151,7 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         Ok(session) => {
             let _ = pgn_forward.await;
             if mirror_of.is_none() {
-                let _ = shared.pgn.send(PgnUpdate { board: label, games: session.into_games() });
+                let _ = shared.pgn.send(PgnUpdate::new(label, session.into_games()));
             }
             Ok(())
         }

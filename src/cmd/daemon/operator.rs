@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 
 use boardcast::shell::{
-    driver::{Input, InputBody},
+    driver::{Answer, Input, InputBody},
     mqtt::commands::Heard,
 };
 use boardcast_core::{
@@ -74,7 +74,8 @@ fn no_such_board(boards: &Boards, board: &str) -> String {
     format!("no board called {board:?} is running here (boards: {})", names.join(", "))
 }
 
-/// Gives one board its command and waits for its answer (logged).
+/// Gives one board its command and waits for its answer (logged), and for
+/// the PGN files to hold what it did.
 async fn ask(handle: &BoardHandle, board: &str, command: Command) -> Result<String, String> {
     let described = command.to_string();
     let (tx, rx) = oneshot::channel();
@@ -83,7 +84,16 @@ async fn ask(handle: &BoardHandle, board: &str, command: Command) -> Result<Stri
         Err(format!("board {board:?} is stopping"))
     } else {
         match tokio::time::timeout(Duration::from_secs(10), rx).await {
-            Ok(Ok(answer)) => answer,
+            Ok(Ok(Answer { said, written })) => {
+                // "Done" means done in the PGN files too: a script that
+                // uploads games.pgn after `ctl … result` gets the result.
+                if let Some(written) = written
+                    && tokio::time::timeout(Duration::from_secs(10), written).await.is_err()
+                {
+                    warn!("{board}: the PGN files were not written within 10 s of {described}");
+                }
+                said
+            }
             _ => Err(format!("board {board:?} did not answer")),
         }
     };

@@ -20,7 +20,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use boardcast::shell::files::write_atomic;
 use boardcast_core::{
@@ -38,6 +38,15 @@ pub(super) struct PgnUpdate {
     pub(super) board: String,
     /// The games, new or changed.
     pub(super) games: Vec<GameRecord>,
+    /// Told once these games, and every update before them, are written.
+    pub(super) written: Option<oneshot::Sender<()>>,
+}
+
+impl PgnUpdate {
+    /// Games to write, with nobody waiting for them.
+    pub(super) fn new(board: String, games: Vec<GameRecord>) -> Self {
+        Self { board, games, written: None }
+    }
 }
 
 /// An event's round folder.
@@ -53,7 +62,9 @@ pub(super) async fn run(
     let mut written: BTreeSet<PathBuf> = BTreeSet::new();
     while let Some(update) = updates.recv().await {
         let mut touched: BTreeSet<Round> = BTreeSet::new();
+        let mut waiting = Vec::new();
         let mut apply = |update: PgnUpdate, touched: &mut BTreeSet<Round>| {
+            waiting.extend(update.written);
             // The rounds the changed games were in and are in now (a game
             // moved to another round leaves the old folder).
             let games = boards.entry(update.board).or_default();
@@ -73,6 +84,9 @@ pub(super) async fn run(
             if let Some(deliver) = &deliver {
                 let _ = deliver.send(delivered(&round, &boards));
             }
+        }
+        for written in waiting {
+            let _ = written.send(());
         }
     }
 }
@@ -205,14 +219,36 @@ mod tests {
         write_pgn(&long, &mut before);
         std::fs::write(&path, &before).unwrap();
         let (tx, rx) = mpsc::unbounded_channel();
-        tx.send(PgnUpdate { board: "b1".into(), games: vec![game("e", "1")] }).unwrap();
-        tx.send(PgnUpdate { board: "b2".into(), games: vec![game("e", "1")] }).unwrap();
+        tx.send(PgnUpdate::new("b1".into(), vec![game("e", "1")])).unwrap();
+        tx.send(PgnUpdate::new("b2".into(), vec![game("e", "1")])).unwrap();
         drop(tx);
         run(dir.clone(), rx, None).await;
         let kept = dir.join("e/round-1/game-b1.pgn.before-restart");
         assert_eq!(std::fs::read_to_string(&kept).unwrap(), before, "the longer file is kept whole");
         assert!(std::fs::read_to_string(&path).unwrap().len() < before.len());
         assert!(!dir.join("e/round-1/games.pgn.before-restart").exists(), "the round file is not a board's");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Whoever waits on an update (an operator's `ctl`) is told only once
+    /// the files hold it, and the writer runs on for the next update.
+    #[tokio::test]
+    async fn a_waiter_is_told_once_the_file_holds_the_game() {
+        let dir = std::env::temp_dir().join(format!("boardcast-pgn-written-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let writer = tokio::spawn(run(dir.clone(), rx, None));
+        let mut tagged = game("e", "1");
+        tagged.tags.push(("Annotator".into(), "by ctl".into()));
+        let (written, told) = oneshot::channel();
+        tx.send(PgnUpdate::new("b1".into(), vec![tagged])).unwrap();
+        tx.send(PgnUpdate { board: "b1".into(), games: Vec::new(), written: Some(written) }).unwrap();
+        told.await.expect("told");
+        let file = std::fs::read_to_string(dir.join("e/round-1/game-b1.pgn")).unwrap();
+        assert!(file.contains("[Annotator \"by ctl\"]"), "{file}");
+        assert!(!writer.is_finished(), "the writer goes on");
+        drop(tx);
+        writer.await.unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -234,9 +270,9 @@ mod tests {
         ];
         let (tx, rx) = mpsc::unbounded_channel();
         for (i, (event, round)) in hostile.iter().enumerate() {
-            tx.send(PgnUpdate { board: format!("{}/../{i}", ".."), games: vec![game(event, round)] }).unwrap();
+            tx.send(PgnUpdate::new(format!("{}/../{i}", ".."), vec![game(event, round)])).unwrap();
         }
-        tx.send(PgnUpdate { board: "Ålesund".into(), games: vec![game("Open A", "Round 3.1")] }).unwrap();
+        tx.send(PgnUpdate::new("Ålesund".into(), vec![game("Open A", "Round 3.1")])).unwrap();
         drop(tx);
         run(dir.clone(), rx, None).await;
         let written = files(&top);

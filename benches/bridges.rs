@@ -42,9 +42,9 @@
 //! replay speed is the tests' `SPEED`; `tests/it/support/mqtt.rs`:
 //! Mosquitto on free ports, the bridged replica, `game_from_moves`). Small
 //! pieces are copied: a bridge's configuration from tests/it/bridges.rs,
-//! and `flag`, `status_kib`, `clock_ticks_per_second` and restarting a
-//! broker without its per-message log from benches/mqtt.rs (benches cannot
-//! share modules but through `#[path]`, and these are a few lines each).
+//! and `flag` and restarting a broker without its per-message log from
+//! benches/mqtt.rs (a few lines each). What `/proc` says of a process is
+//! benches/support/proc.rs, shared with benches/mqtt.rs through `#[path]`.
 //! The bench's own: a subscriber that only tallies (the tests' keeps every
 //! message). The halls' folders (configurations, daemon and simulator
 //! logs, captures, PGN) stay under `target/tmp/hall-bench-bridges-*` until
@@ -71,6 +71,11 @@ mod mqtt_support;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../tests/it/support/live.rs"]
 mod live_support;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "support/proc.rs"]
+mod proc;
+use proc::{clock_ticks_per_second, cpu_split, status_kib};
 
 use live_support::{Hall, SPEED, game_san, stop};
 use mqtt_support::{Mosquitto, Received, game_from_moves};
@@ -228,35 +233,6 @@ fn mosquitto_pid(dir: &Path) -> Option<u32> {
 fn cpu_ticks(pid: u32) -> u64 {
     let (user, system) = cpu_split(pid);
     user + system
-}
-
-/// utime and stime of a process, in clock ticks.
-fn cpu_split(pid: u32) -> (u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command name, which is in parentheses.
-    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return (0, 0) };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
-    let field = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    (field(14), field(15))
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.trim().strip_suffix("kB")?.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-fn clock_ticks_per_second() -> u64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100)
 }
 
 /// The games for `n` boards: the standard games of the vendored files, in

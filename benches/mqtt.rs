@@ -82,6 +82,11 @@ use tokio::{runtime::Runtime, sync::mpsc, task::JoinHandle};
 #[path = "../tests/it/support/mqtt.rs"]
 mod mqtt_support;
 
+#[allow(dead_code, unreachable_pub)]
+#[path = "support/proc.rs"]
+mod proc;
+use proc::{clock_ticks_per_second, stat_ticks, status_kib};
+
 use mqtt_support::{Mosquitto, Subscriber};
 
 const ROOT: &str = "bench";
@@ -615,13 +620,6 @@ struct Cpu {
     mosquitto: u64,
 }
 
-/// utime + stime of a `/proc/…/stat` line.
-fn stat_ticks(path: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-}
-
 fn cpu_now() -> Cpu {
     let mut cpu = Cpu { process: stat_ticks(Path::new("/proc/self/stat")).unwrap_or(0), ..Cpu::default() };
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return cpu };
@@ -639,24 +637,6 @@ fn cpu_now() -> Cpu {
         }
     }
     cpu
-}
-
-fn status_kib(pid: &str, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.trim().strip_suffix("kB")?.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-fn clock_ticks_per_second() -> u64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100)
 }
 
 /// What a simulated board did.

@@ -124,27 +124,42 @@ pub struct Resumed {
 /// [`replay_capture`] the stream is not ended: pending deadlines stay
 /// pending, and the board goes on from there.
 pub fn resume(capture: &Capture, config: ReconstructorConfig, link: crate::protocol::link::LinkConfig) -> Resumed {
-    let setup = crate::session::setup_from_header(&capture.header);
-    let mut session = BoardSession::live(capture.header.protocol, config, setup, link);
+    resume_records(&capture.header, &capture.records, config, link)
+}
+
+/// [`resume`] from records as they are read: the daemon streams a capture
+/// of a whole day through this, so that what it holds while resuming does
+/// not grow with the hours recorded.
+pub fn resume_records<R: std::borrow::Borrow<Record>>(
+    header: &CaptureHeader,
+    records: impl IntoIterator<Item = R>,
+    config: ReconstructorConfig,
+    link: crate::protocol::link::LinkConfig,
+) -> Resumed {
+    let setup = crate::session::setup_from_header(header);
+    let mut session = BoardSession::live(header.protocol, config, setup, link);
     // The header's calibration was checked when it was read.
-    let _ = session.set_calibration(&capture.header.calibration);
+    let _ = session.set_calibration(&header.calibration);
     let mut outputs = Vec::new();
     let mut clock = None;
     let mut last = Timestamp::ZERO;
-    for record in &capture.records {
+    let mut count = 0;
+    for record in records {
+        let record = record.borrow();
         session.advance_to(record.t);
         session.handle_record(record);
         let from = outputs.len();
         drain(&mut session, &mut outputs);
         set_aside_clocks(&mut outputs, from, &mut clock);
         last = record.t;
+        count += 1;
     }
     session.advance_to(last);
     let from = outputs.len();
     drain(&mut session, &mut outputs);
     set_aside_clocks(&mut outputs, from, &mut clock);
     outputs.extend(clock);
-    Resumed { session, outputs, last, records: capture.records.len() }
+    Resumed { session, outputs, last, records: count }
 }
 
 /// One message the live daemon would have published, with when (in

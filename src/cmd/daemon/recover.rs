@@ -8,6 +8,7 @@
 //! is left as it is and a new one begins.
 
 use std::{
+    io::{BufRead, BufReader},
     path::{Path, PathBuf},
     time::{Duration, SystemTime},
 };
@@ -16,9 +17,10 @@ use tracing::{info, warn};
 
 use boardcast::config::Board;
 use boardcast_core::{
-    protocol::link::LinkConfig,
+    capture::CaptureReader,
+    protocol::{Protocol, link::LinkConfig},
     reconstruct::ReconstructorConfig,
-    replay::{Resumed, read_capture, resume},
+    replay::{Resumed, resume_records},
     time::Timestamp,
 };
 
@@ -42,36 +44,16 @@ pub(super) async fn find(
     link: LinkConfig,
 ) -> Option<Recovered> {
     let path = newest_capture(dir, &board.name).await?;
-    let text = match tokio::fs::read_to_string(&path).await {
-        Ok(text) => text,
-        Err(error) => {
-            warn!("cannot read {} to resume its game: {error}; starting afresh", path.display());
-            return None;
-        }
-    };
-    let capture = match read_capture(&text) {
-        Ok(capture) => capture,
-        Err(error) => {
-            warn!("{}: {error}; not resuming from it", path.display());
-            return None;
-        }
-    };
-    if capture.header.board != board.name || capture.header.protocol != board.protocol {
-        return None;
-    }
-    if let Some(error) = &capture.error {
-        // A power cut can leave the last line cut short; everything before
-        // it stands (and the line is cut off before recording goes on).
-        info!("{}: {error}; resuming from the records before it", path.display());
-    }
-    let started_ms = capture
-        .header
-        .started_at
-        .as_deref()
-        .and_then(|t| humantime::parse_rfc3339(t).ok())
-        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)?;
-    let resumed = resume(&capture, config.clone(), link);
+    // The capture is read and replayed line by line on a blocking thread:
+    // a day's capture is never in memory at once, and the runtime's workers
+    // go on serving the boards that are already running.
+    let (name, protocol, config) = (board.name.clone(), board.protocol, config.clone());
+    let read_path = path.clone();
+    let span = tracing::Span::current();
+    let read = tokio::task::spawn_blocking(move || {
+        span.in_scope(|| read_and_resume(&read_path, &name, protocol, config, link))
+    });
+    let (resumed, started_ms) = read.await.ok()??;
     let in_progress = resumed.session.reconstructor().game().is_some_and(|g| g.result.is_none());
     if !in_progress {
         return None;
@@ -84,6 +66,75 @@ pub(super) async fn find(
     let now = Timestamp::ZERO + elapsed;
     let now = if now > resumed.last { now } else { resumed.last + Duration::from_millis(1) };
     Some(Recovered { path, resumed, started_ms, now })
+}
+
+/// Replays the capture at `path` into a resumed session, with its header's
+/// start time (milliseconds since 1970); `None` when it is not this board's
+/// or cannot be read (said in the log).
+fn read_and_resume(
+    path: &Path,
+    board: &str,
+    protocol: Protocol,
+    config: ReconstructorConfig,
+    link: LinkConfig,
+) -> Option<(Resumed, i64)> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) => {
+            warn!("cannot read {} to resume its game: {error}; starting afresh", path.display());
+            return None;
+        }
+    };
+    let mut failure = None;
+    let lines = lines(BufReader::new(file), &mut failure);
+    let reader = match CaptureReader::from_lines(lines) {
+        Ok(reader) => reader,
+        Err(error) => {
+            warn!("{}: {error}; not resuming from it", path.display());
+            return None;
+        }
+    };
+    let header = reader.header().clone();
+    if header.board != board || header.protocol != protocol {
+        return None;
+    }
+    let started_ms = header
+        .started_at
+        .as_deref()
+        .and_then(|t| humantime::parse_rfc3339(t).ok())
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)?;
+    let mut error = None;
+    let records = reader.map_while(|record| record.map_err(|e| error = Some(e)).ok());
+    let resumed = resume_records(&header, records, config, link);
+    if let Some(failure) = failure {
+        warn!("cannot read {} to its end: {failure}; resuming from the records before", path.display());
+    }
+    if let Some(error) = &error {
+        // A power cut can leave the last line cut short; everything before
+        // it stands (and the line is cut off before recording goes on).
+        info!("{}: {error}; resuming from the records before it", path.display());
+    }
+    Some((resumed, started_ms))
+}
+
+/// The lines of `reader` without their line endings. Bytes that are not
+/// UTF-8 become U+FFFD, so such a line fails as a record (and the capture
+/// is read up to it) instead of the whole file being refused. A read error
+/// ends the lines and is kept in `failure`.
+fn lines<'a>(reader: impl BufRead + 'a, failure: &'a mut Option<std::io::Error>) -> impl Iterator<Item = String> + 'a {
+    reader.split(b'\n').map_while(move |line| match line {
+        Ok(mut bytes) => {
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+            Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        }
+        Err(error) => {
+            *failure = Some(error);
+            None
+        }
+    })
 }
 
 /// The newest `<board>-….jsonl` in `dir` (by modification time).
@@ -108,4 +159,56 @@ async fn newest_capture(dir: &Path, board: &str) -> Option<PathBuf> {
         }
     }
     newest.map(|(_, path)| path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Line endings of either kind are dropped, and a line that is not
+    /// UTF-8 is still a line (it then fails as a record, and the capture
+    /// is resumed up to it) instead of ending the reading.
+    #[test]
+    fn lines_keep_going_past_bytes_that_are_not_utf8() {
+        let bytes: &[u8] = b"{\"capture\": 1}\r\n{\"t_us\": 1, \"rx\": \"\xff\"}\nlast";
+        let mut failure = None;
+        let read: Vec<String> = lines(bytes, &mut failure).collect();
+        assert_eq!(read, ["{\"capture\": 1}", "{\"t_us\": 1, \"rx\": \"\u{fffd}\"}", "last"]);
+        assert!(failure.is_none());
+    }
+
+    /// A capture cut off in the middle of a line (a power cut) resumes with
+    /// every record before the cut, read line by line from the file.
+    #[test]
+    fn a_capture_cut_mid_line_resumes_with_every_record_before_the_cut() {
+        let dir = std::env::temp_dir().join(format!("boardcast-recover-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("b1-20261127T030000.jsonl");
+        let text = concat!(
+            r#"{"capture": 1, "protocol": "events", "board": "b1", "started_at": "2026-11-27T03:00:00Z"}"#,
+            "\n",
+            r#"{"t_us": 0, "board": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"}"#,
+            "\n",
+            r#"{"t_us": 1000000, "square": "e2", "piece": null}"#,
+            "\n",
+            r#"{"t_us": 1200000, "square": "e4", "piece": "P"}"#,
+            "\n",
+            r#"{"t_us": 5000000, "square": "e7", "piece": null}"#,
+            "\n",
+            r#"{"t_us": 9000000, "squ"#,
+        );
+        std::fs::write(&path, text).unwrap();
+        let config = ReconstructorConfig::default();
+        let (resumed, started_ms) =
+            read_and_resume(&path, "b1", Protocol::Events, config, LinkConfig::default()).expect("resumed");
+        assert_eq!(resumed.records, 4);
+        assert_eq!(started_ms, 1_795_748_400_000);
+        let game = resumed.session.reconstructor().game().expect("a game");
+        assert_eq!(game.plies.len(), 1, "e4 is kept");
+        assert!(
+            read_and_resume(&path, "b2", Protocol::Events, ReconstructorConfig::default(), LinkConfig::default())
+                .is_none()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

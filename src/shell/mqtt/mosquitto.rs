@@ -372,9 +372,14 @@ impl Reloader {
 
     /// The password file and the ACL, each replaced whole (a broker
     /// started meanwhile reads the old or the new, never half of one).
+    /// Both new files are written before either replaces its old one, so
+    /// a disk that fills up in between leaves the two old files together
+    /// rather than new passwords with the old rights.
     fn write_accounts(&self, accounts: &[Account]) -> std::io::Result<()> {
-        replace_private(&self.dir.join("passwd"), &accounts::password_file(&self.daemon_hash, accounts))?;
-        replace_private(&self.dir.join("acl"), &accounts::acl_file(&self.root, self.anonymous, accounts))
+        replace_private_together(&[
+            (&self.dir.join("passwd"), &accounts::password_file(&self.daemon_hash, accounts)),
+            (&self.dir.join("acl"), &accounts::acl_file(&self.root, self.anonymous, accounts)),
+        ])
     }
 }
 
@@ -650,14 +655,28 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())
 }
 
-/// Replaces `path` with `text` (mode 600) by renaming a new file over it.
-fn replace_private(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".new");
-    let temp = PathBuf::from(temp);
-    let _ = std::fs::remove_file(&temp);
-    write_private(&temp, text)?;
-    std::fs::rename(&temp, path)
+/// Replaces each `path` with its `text` (mode 600) by renaming a new file
+/// over it, once every new file is written; when one cannot be written,
+/// none is replaced.
+fn replace_private_together(files: &[(&Path, &str)]) -> std::io::Result<()> {
+    let temp = |path: &Path| {
+        let mut temp = path.as_os_str().to_owned();
+        temp.push(".new");
+        PathBuf::from(temp)
+    };
+    for (index, (path, text)) in files.iter().enumerate() {
+        let _ = std::fs::remove_file(temp(path));
+        if let Err(error) = write_private(&temp(path), text) {
+            for (written, _) in &files[..=index] {
+                let _ = std::fs::remove_file(temp(written));
+            }
+            return Err(error);
+        }
+    }
+    for (path, _) in files {
+        std::fs::rename(temp(path), path)?;
+    }
+    Ok(())
 }
 
 /// Random bytes from the operating system.
@@ -680,6 +699,27 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reload that cannot write the ACL leaves the password file as it
+    /// was too: the broker never gets new passwords with the old rights.
+    #[test]
+    fn the_password_file_and_the_acl_are_replaced_together_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("boardcast-accounts-together-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (passwd, acl) = (dir.join("passwd"), dir.join("acl"));
+        replace_private_together(&[(&passwd, "old passwd"), (&acl, "old acl")]).unwrap();
+        // Something in the way of the new ACL: a directory where its file goes.
+        std::fs::create_dir(dir.join("acl.new")).unwrap();
+        assert!(replace_private_together(&[(&passwd, "new passwd"), (&acl, "new acl")]).is_err());
+        assert_eq!(std::fs::read_to_string(&passwd).unwrap(), "old passwd");
+        assert_eq!(std::fs::read_to_string(&acl).unwrap(), "old acl");
+        assert!(!dir.join("passwd.new").exists(), "no new file is left behind");
+        std::fs::remove_dir(dir.join("acl.new")).unwrap();
+        replace_private_together(&[(&passwd, "new passwd"), (&acl, "new acl")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&acl).unwrap(), "new acl");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn the_configuration_has_both_listeners_the_bounds_and_no_persistence() {

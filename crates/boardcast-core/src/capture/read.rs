@@ -161,20 +161,22 @@ fn quoted(text: &str) -> String {
 }
 
 /// Reads a capture from its text: first [`CaptureReader::new`] for the
-/// header, then records by iterating.
+/// header, then records by iterating. [`CaptureReader::from_lines`] reads
+/// from any source of lines instead (a file read line by line, so that a
+/// capture of a whole day never has to be in memory at once).
 ///
 /// Iteration stops after the first error: a capture is read up to the first
 /// line that does not fit, so that a capture cut off by a crash still gives
 /// everything before the cut.
 #[derive(Debug)]
-pub struct CaptureReader<'a> {
-    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+pub struct CaptureReader<I> {
+    lines: std::iter::Enumerate<I>,
     header: CaptureHeader,
     previous: Option<u64>,
     failed: bool,
 }
 
-impl<'a> CaptureReader<'a> {
+impl<'a> CaptureReader<std::str::Lines<'a>> {
     /// Reads the header.
     ///
     /// # Errors
@@ -182,9 +184,26 @@ impl<'a> CaptureReader<'a> {
     /// When the text has no header line or the header does not fit the
     /// format.
     pub fn new(text: &'a str) -> Result<Self, CaptureError> {
-        let mut lines = text.lines().enumerate();
+        Self::from_lines(text.lines())
+    }
+}
+
+impl<I, L> CaptureReader<I>
+where
+    I: Iterator<Item = L>,
+    L: AsRef<str>,
+{
+    /// Reads the header from the first lines of `lines` (each without its
+    /// line ending).
+    ///
+    /// # Errors
+    ///
+    /// When there is no header line or the header does not fit the format.
+    pub fn from_lines(lines: I) -> Result<Self, CaptureError> {
+        let mut lines = lines.enumerate();
         let mut last = 0;
         for (index, line) in lines.by_ref() {
+            let line = line.as_ref();
             last = index + 1;
             check_length(line).map_err(|kind| CaptureError { line: index + 1, kind })?;
             if is_skipped(line) {
@@ -228,7 +247,11 @@ impl<'a> CaptureReader<'a> {
     }
 }
 
-impl Iterator for CaptureReader<'_> {
+impl<I, L> Iterator for CaptureReader<I>
+where
+    I: Iterator<Item = L>,
+    L: AsRef<str>,
+{
     type Item = Result<Record, CaptureError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -236,6 +259,7 @@ impl Iterator for CaptureReader<'_> {
             return None;
         }
         while let Some((index, line)) = self.lines.next() {
+            let line = line.as_ref();
             if let Err(kind) = check_length(line) {
                 self.failed = true;
                 return Some(Err(CaptureError { line: index + 1, kind }));

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    cmd::malloc::cap_arenas();
     let cli = cmd::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,

@@ -111,8 +111,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::from_config(&config, &config_file.display().to_string())?;
     operator_account(&dir)?;
     super::logging::init(super::logging::LogFormat::Text, "info");
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the event loop")?;
+    let runtime = super::daemon_runtime()?;
     runtime.block_on(async move {
         let shutdown = CancellationToken::new();
         let on_signal = shutdown.clone();

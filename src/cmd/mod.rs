@@ -13,6 +13,7 @@ mod daemon;
 mod demo;
 mod list_ports;
 mod logging;
+pub(crate) mod malloc;
 mod replay;
 mod run;
 mod settings;
@@ -60,4 +61,18 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Synth(args) => synth::run(args),
         Command::Calibrate(args) => calibrate::run(args),
     }
+}
+
+/// The daemon's event loop (`run` and `demo`): a worker thread a core, and
+/// at most 16 threads for file work. Every capture and PGN write passes
+/// through that pool, one short job at a time; uncapped, a hall of a
+/// hundred boards kept a hundred of its threads alive, and a few more
+/// after every restart (RELIABILITY.md, "Long day").
+pub(crate) fn daemon_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(16)
+        .enable_all()
+        .build()
+        .context("starting the event loop")
 }

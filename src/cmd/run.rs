@@ -2,7 +2,6 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
@@ -27,8 +26,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let loaded = settings::load(args.config.as_deref())?;
     super::logging::init(loaded.config.log.format, loaded.config.log.level.name());
     let plan = daemon::Plan::from_config(&loaded.config, &loaded.sources.join(", then "))?;
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the event loop")?;
+    let runtime = super::daemon_runtime()?;
     runtime.block_on(async {
         // First: a SIGHUP from now on reloads rather than ends the daemon.
         let hangups = super::signals::hangups()

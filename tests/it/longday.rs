@@ -3,7 +3,9 @@
 //! `boardcast run` with its embedded broker, restarted twice midway (once
 //! cleanly, once killed). It shows that the daemon's memory, file
 //! descriptors and threads stay flat over the day, and that the PGN files,
-//! the captures and the feed hold every move played.
+//! the captures and the feed hold every move played. An arbiter settles
+//! what an occupancy-only board cannot tell apart, with `boardcast ctl`,
+//! as in a real hall.
 //!
 //! Not part of `cargo test` (ignored: it runs for minutes). Run it with
 //!
@@ -160,12 +162,16 @@ fn hall_board(index: usize, pool: &[SourceGame], size: &Size) -> HallBoard {
         let game = &pool[(index * size.games + g) % pool.len()];
         first.get_or_insert(game);
         let mut style = Style::calm();
-        // Classical: 120 minutes and 30 s a move each, so no one loses on
-        // time in a game that fills its share. Only a DGT board reports its
-        // clock; beside the others the daemon sees no clock, and players
-        // show the result once the board has been still (as
-        // docs/reconstruction.md asks of boards without a clock).
-        style.clock = (protocol == Protocol::Dgt).then_some(ClockSettings { base_ms: 7_200_000, increment_ms: 30_000 });
+        // Classical, 30 s a move, with enough time on the clock for the
+        // game to fill its share: each player's half of it and a quarter
+        // more (at least 120 minutes). With 120 minutes alone, a short game
+        // stretched over half the day ran out of time, and the daemon
+        // rightly ended it on the flag before its last moves. Only a DGT
+        // board reports its clock; beside the others the daemon sees no
+        // clock, and players show the result once the board has been still
+        // (as docs/reconstruction.md asks of boards without a clock).
+        let base_ms = (share_us / 1000 * 5 / 8).max(7_200_000);
+        style.clock = (protocol == Protocol::Dgt).then_some(ClockSettings { base_ms, increment_ms: 30_000 });
         let mean_ms = (share_us / 1000 / game.moves.len() as u64).saturating_sub(1500).max(2000);
         style.think_ms = (mean_ms / 2, mean_ms * 3 / 2);
         let stream = play(game, &style, &mut rng_for(2026, index * 31 + g));
@@ -238,7 +244,8 @@ fn config(dir: &Path, boards: &[HallBoard], size: &Size, port: u16) -> PathBuf {
          [link]\nreconnect_max_ms = 300\n\
          [operator]\nkey_file = \"{dir}/operator.key\"\n[http]\nenabled = false\n\
          [mqtt]\nenabled = {mqtt}\nurl = \"{url}\"\nroot = \"longday\"\nbridge_id = \"longday\"\n\
-         [mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\nanonymous = \"live\"\n",
+         [mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\nanonymous = \"live\"\n\
+         accounts_file = \"{dir}/mqtt-accounts\"\n",
         j.settle.as_millis(),
         j.touch_min.as_millis(),
         j.out_of_sync_after.as_millis(),
@@ -272,6 +279,101 @@ fn start_daemon(dir: &Path, config: &Path) -> Child {
         .stderr(log)
         .spawn()
         .unwrap()
+}
+
+/// The hall's arbiter. An occupancy-only board cannot tell some captures
+/// apart (two captures that leave the same squares occupied): the daemon
+/// then raises `ambiguous_moves` and waits, as docs/reconstruction.md says,
+/// for the operator to enter the first move of the right reading from the
+/// scoresheet. Nor can it see a promoted piece: it records a queen and
+/// raises `promotion_unknown`, for the operator to correct (`promote`). In
+/// a real hall the arbiter does both; here this does, with `boardcast ctl`
+/// and an operator account, as soon as the alert comes.
+struct Arbiter {
+    password_file: PathBuf,
+    /// (board, game, ply) of the alerts settled.
+    settled: BTreeSet<(String, u64, u64)>,
+    /// What was entered, and the daemon's answer.
+    entered: Vec<String>,
+}
+
+impl Arbiter {
+    /// Makes the arbiter's operator account (before the daemon starts).
+    fn new(dir: &Path, config: &Path) -> Self {
+        use std::io::Write as _;
+        let password = format!("arbiter-{}", std::process::id());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(["accounts", "--config"])
+            .arg(config)
+            .args(["add", "arbiter", "--role", "operator"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "accounts add: {}", String::from_utf8_lossy(&out.stderr));
+        let password_file = dir.join("arbiter.password");
+        fs::write(&password_file, password).unwrap();
+        Self { password_file, settled: BTreeSet::new(), entered: Vec::new() }
+    }
+
+    /// Enters the scoresheet's move for every `ambiguous_moves` alert, and
+    /// its piece for every `promotion_unknown`, not settled yet (a
+    /// restarted daemon publishes its alerts again). One the
+    /// daemon could not be asked about (it was restarting) is tried again
+    /// on the next call.
+    fn settle(&mut self, alerts: &[Received], boards: &[HallBoard], config: &Path) {
+        for alert in
+            alerts.iter().filter(|a| matches!(a.json["kind"].as_str(), Some("ambiguous_moves" | "promotion_unknown")))
+        {
+            // <root>/v1/live/<event>/<round>/<board>/alerts
+            let Some(name) = alert.topic.split('/').nth(5) else { continue };
+            let (game, ply) = (alert.json["game"].as_u64().unwrap_or(0), alert.json["ply"].as_u64().unwrap_or(0));
+            let key = (name.to_owned(), game, ply);
+            if self.settled.contains(&key) {
+                continue;
+            }
+            let Some(board) = boards.iter().find(|b| b.name == name) else { continue };
+            let Some(san) = (game as usize).checked_sub(1).and_then(|g| board.expected.get(g)?.get(ply as usize))
+            else {
+                self.settled.insert(key);
+                continue;
+            };
+            // An unseen promotion was recorded as a queen: the scoresheet
+            // says which piece it was.
+            let command: Vec<&str> = if alert.json["kind"] == "promotion_unknown" {
+                match san.split_once('=').and_then(|(_, piece)| piece.chars().next()) {
+                    Some('R') => vec!["promote", "rook"],
+                    Some('B') => vec!["promote", "bishop"],
+                    Some('N') => vec!["promote", "knight"],
+                    _ => {
+                        self.settled.insert(key);
+                        continue;
+                    }
+                }
+            } else {
+                vec!["moves", san]
+            };
+            let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+                .args(["ctl", "--config"])
+                .arg(config)
+                .args(["--user", "arbiter", "--password-file"])
+                .arg(&self.password_file)
+                .args(["--timeout-s", "10", name])
+                .args(&command)
+                .output()
+                .unwrap();
+            if out.status.code() == Some(2) {
+                continue;
+            }
+            let said =
+                String::from_utf8_lossy(&out.stdout).trim().to_owned() + String::from_utf8_lossy(&out.stderr).trim();
+            self.entered.push(format!("{name} game {game} ply {}: {} ({said})", ply + 1, command.join(" ")));
+            self.settled.insert(key);
+        }
+    }
 }
 
 /// A flatness rule: the figure's name, how to read it from a sample, and
@@ -383,9 +485,11 @@ fn a_long_day_on_a_full_hall_stays_flat_and_loses_nothing() {
             runtime.spawn(async move { simulate::run(&header, records, settings, Duration::from_secs(3), stop).await }),
         );
     }
+    let mut arbiter = size.mqtt.then(|| Arbiter::new(&dir, &config));
     let mut daemon = start_daemon(&dir, &config);
     assert!(!size.mqtt || wait_listening(port, Duration::from_secs(30)), "the embedded broker listens");
     let feed = Subscriber::start(&runtime, port, "longday/v1/live/+/+/+/moves", "longday-viewer");
+    let alerts = Subscriber::start(&runtime, port, "longday/v1/live/+/+/+/alerts", "longday-arbiter");
 
     // The day: a sample every so often; the daemon stopped and started
     // again at a third of the day (SIGTERM, as systemd does) and killed
@@ -442,6 +546,9 @@ fn a_long_day_on_a_full_hall_stays_flat_and_loses_nothing() {
                 table.push_str(&line);
                 samples.push(s);
             }
+        }
+        if let Some(arbiter) = &mut arbiter {
+            arbiter.settle(&alerts.received(), &boards, &config);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -595,6 +702,14 @@ fn a_long_day_on_a_full_hall_stays_flat_and_loses_nothing() {
         log.matches(" ERROR ").count(),
         log.matches(" WARNING ").count()
     );
+    if let Some(arbiter) = &arbiter {
+        let _ = writeln!(
+            verdict,
+            "the arbiter settled {} ambiguous readings and unseen promotions from the scoresheet: {}",
+            arbiter.entered.len(),
+            arbiter.entered.join("; ")
+        );
+    }
     for line in &lost {
         let _ = writeln!(verdict, "LOST: {line}");
     }

@@ -24,6 +24,9 @@ use boardcast_core::{
     time::Timestamp,
 };
 
+/// Boards resume one at a time.
+static RESUMING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
 /// A game in progress found in a board's capture.
 pub(super) struct Recovered {
     /// The capture it continues.
@@ -46,7 +49,11 @@ pub(super) async fn find(
     let path = newest_capture(dir, &board.name).await?;
     // The capture is read and replayed line by line on a blocking thread:
     // a day's capture is never in memory at once, and the runtime's workers
-    // go on serving the boards that are already running.
+    // go on serving the boards that are already running. One board at a
+    // time: a hundred boards resuming at once on a hundred threads left
+    // the restarted daemon with a hundred threads and the allocator's
+    // memory of each (RELIABILITY.md, "Long day").
+    let _turn = RESUMING.acquire().await.ok()?;
     let (name, protocol, config) = (board.name.clone(), board.protocol, config.clone());
     let read_path = path.clone();
     let span = tracing::Span::current();

@@ -31,7 +31,7 @@ use std::{
 };
 
 use crate::support::{
-    live::{pgn_moves, wait},
+    live::{add_account, pgn_moves, wait},
     mqtt::{Mosquitto, Received, Subscriber, free_port, wait_listening},
 };
 use boardcast::shell::simulate::{self, SimulateSettings};
@@ -300,20 +300,7 @@ struct Arbiter {
 impl Arbiter {
     /// Makes the arbiter's operator account (before the daemon starts).
     fn new(dir: &Path, config: &Path) -> Self {
-        use std::io::Write as _;
-        let password = format!("arbiter-{}", std::process::id());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
-            .args(["accounts", "--config"])
-            .arg(config)
-            .args(["add", "arbiter", "--role", "operator"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "accounts add: {}", String::from_utf8_lossy(&out.stderr));
+        let password = add_account(config, "arbiter", "operator");
         let password_file = dir.join("arbiter.password");
         fs::write(&password_file, password).unwrap();
         Self { password_file, settled: BTreeSet::new(), entered: Vec::new() }

@@ -187,21 +187,7 @@ impl Hall {
     /// Adds a broker account with `boardcast accounts add` (the accounts
     /// file of this hall's configuration) and returns its password.
     pub fn account(&self, name: &str, role: &str) -> String {
-        use std::io::Write;
-        let password = format!("pw-{name}-{}", std::process::id());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
-            .args(["accounts", "--config"])
-            .arg(self.dir.join("boardcast.toml"))
-            .args(["add", name, "--role", role])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "accounts add: {}", String::from_utf8_lossy(&out.stderr));
-        password
+        add_account(&self.dir.join("boardcast.toml"), name, role)
     }
 
     /// `boardcast ctl` with the hall's configuration: exit status and
@@ -273,6 +259,27 @@ pub fn game_san(pgn_file: &str, index: usize) -> Vec<String> {
     let game = &read_games(&text).unwrap()[index];
     let mut pos = game.start.clone();
     game.moves.iter().map(|&m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string()).collect()
+}
+
+/// Adds a broker account to the accounts file of the configuration at
+/// `config`, with `boardcast accounts add` as an operator would; returns
+/// its password.
+pub fn add_account(config: &Path, name: &str, role: &str) -> String {
+    use std::io::Write;
+    let password = format!("pw-{name}-{}", std::process::id());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["accounts", "--config"])
+        .arg(config)
+        .args(["add", name, "--role", role])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "accounts add: {}", String::from_utf8_lossy(&out.stderr));
+    password
 }
 
 /// Waits for a child to end by itself, up to `limit`.

@@ -60,7 +60,15 @@ pub(super) async fn find(
     let read = tokio::task::spawn_blocking(move || {
         span.in_scope(|| read_and_resume(&read_path, &name, protocol, config, link))
     });
-    let (resumed, started_ms) = read.await.ok()??;
+    let (resumed, started_ms) = match read.await {
+        Ok(found) => found?,
+        Err(failure) => {
+            // A bug (the panic is printed above): the capture stays as it
+            // is on disk, and the board starts a new one.
+            warn!("resuming from {} failed: {failure}; starting afresh", path.display());
+            return None;
+        }
+    };
     let in_progress = resumed.session.reconstructor().game().is_some_and(|g| g.result.is_none());
     if !in_progress {
         return None;

@@ -4,9 +4,9 @@
 //! stand next to each other, which no legal position allows, so the gesture
 //! can never be mistaken for a move.
 
-use shakmaty::{Bitboard, Color, KnownOutcome, Square};
+use shakmaty::{Bitboard, Board, Color, KnownOutcome, Square};
 
-use crate::sensor::Picture;
+use crate::sensor::{Cell, Picture};
 
 const CENTRE: Bitboard = Bitboard(0x0000_0018_1800_0000);
 const LIGHT: Bitboard = Bitboard(0x0000_0008_1000_0000);
@@ -23,6 +23,21 @@ pub(crate) fn result_gesture(picture: &Picture) -> Option<KnownOutcome> {
         (false, false) => KnownOutcome::Decisive { winner: Color::Black },
         _ => KnownOutcome::Draw,
     })
+}
+
+/// The board as it would be without the gesture: each king back on its
+/// square of `board` (the game position), and the centre squares the kings
+/// stood on as `board` has them. What else differs from `board` was done
+/// before the kings went to the centre.
+pub(crate) fn kings_put_back(picture: &Picture, board: &Board) -> Picture {
+    let mut back = picture.clone();
+    for color in Color::ALL {
+        if let (Some(shown), Some(home)) = (picture.king_of(color), board.king_of(color)) {
+            back.set(shown, board.piece_at(shown).map_or(Cell::Empty, Cell::Piece));
+            back.set(home, Cell::Piece(color.king()));
+        }
+    }
+    back
 }
 
 /// The centre squares.

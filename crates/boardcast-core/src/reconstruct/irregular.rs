@@ -387,6 +387,7 @@ impl Reconstructor {
 
     /// The kings have stood on the centre squares for `gesture_hold`.
     fn result_gesture(&mut self, now: Timestamp, outcome: KnownOutcome) {
+        self.move_under_the_gesture(now);
         let Some(game) = self.phase.game_mut() else { return };
         game.gesture = None;
         if let Some(result) = game.record.result {
@@ -433,6 +434,28 @@ impl Reconstructor {
             self.emit(now, completed);
         }
         self.end_game(now, GameResult { outcome, termination: Termination::ResultGesture });
+    }
+
+    /// A move the board shows under the gesture. A daemon that reads the
+    /// board late (a machine under load, a hub that holds bytes back) gets
+    /// the last move and the kings at once, and never sees the board still
+    /// with the move on it. With the kings put back where the game has
+    /// them, a legal move that explains the rest of the board was made
+    /// before the gesture. A king move is not guessed: the king went on
+    /// to the centre, and where it stood in between the board never said.
+    fn move_under_the_gesture(&mut self, now: Timestamp) {
+        let Some(game) = self.phase.playing() else { return };
+        let board = game.known.pos.board();
+        let back = super::gesture::kings_put_back(&self.picture, board);
+        let diff = back.diff(board);
+        if diff.is_empty() {
+            return;
+        }
+        if let Found::One(m) = find_move(&game.known, &back, diff, false)
+            && m.role() != Role::King
+        {
+            self.make_move(now, m, super::Source::OnBoard);
+        }
     }
 }
 

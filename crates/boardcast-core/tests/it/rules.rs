@@ -383,6 +383,23 @@ fn r11_the_gesture_must_be_held() {
     assert_eq!(s.run().result(), "*");
 }
 
+#[test]
+fn r11_a_move_read_in_the_same_instant_as_the_gesture_is_kept() {
+    // A daemon that reads the board late (a machine under load, a hub
+    // that holds the bytes back) gets the last move and the kings at
+    // once: the board was never seen still with the move on it. Black's
+    // bishop could still have been sliding when Black's own king was
+    // lifted (without a clock the players start the gesture with the king
+    // of the side that moved last), so the move was never made. It was
+    // made all the same, before the kings went to the centre.
+    let mut s = Script::new();
+    s.moves("e2e4 e7e5 g1f3");
+    s.lift("f8").place("c5", 'b').lift("e8").place("d5", 'k').lift("e1").place("d4", 'K').wait(3000);
+    let run = s.run();
+    assert_eq!(run.result(), "1/2-1/2", "{}", run.trace());
+    assert_eq!(run.uci(), ["e2e4", "e7e5", "g1f3", "f8c5"], "{}", run.trace());
+}
+
 // R12 (7.2.2): a board turned 180°.
 
 #[test]

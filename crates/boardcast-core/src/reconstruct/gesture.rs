@@ -25,6 +25,38 @@ pub(crate) fn result_gesture(picture: &Picture) -> Option<KnownOutcome> {
     })
 }
 
+/// The result gesture on a board that sees only occupancy. The kings are
+/// not identified, but they need not be: the result is in the colours of
+/// the two centre squares they stand on, whichever king stands where. The
+/// board shows it when, away from the centre, it shows the game position
+/// (`board`) without its kings, and exactly two centre squares are
+/// occupied. A king standing on a centre square of the game may stay
+/// there. Where the game has another piece on the centre, the board cannot
+/// tell a king put there (the piece taken off) from the piece still
+/// standing with a king in the hand, so the gesture is not read.
+///
+/// Never a move: only the kings' squares changed, and a king on a centre
+/// square always stands next to any other square of the centre.
+pub(crate) fn occupancy_gesture(picture: &Picture, board: &Board) -> Option<KnownOutcome> {
+    let kings = board.kings();
+    if !(board.occupied() & !kings & CENTRE).is_empty() {
+        return None;
+    }
+    let shown = picture.occupied();
+    if shown & !CENTRE != board.occupied() & !kings & !CENTRE {
+        return None;
+    }
+    let on_centre = shown & CENTRE;
+    if on_centre.count() != 2 {
+        return None;
+    }
+    Some(match (on_centre & LIGHT).count() {
+        2 => KnownOutcome::Decisive { winner: Color::White },
+        0 => KnownOutcome::Decisive { winner: Color::Black },
+        _ => KnownOutcome::Draw,
+    })
+}
+
 /// The board as it would be without the gesture: each king back on its
 /// square of `board` (the game position), and the centre squares the kings
 /// stood on as `board` has them. What else differs from `board` was done
@@ -54,6 +86,37 @@ mod tests {
         picture.set(white.parse().unwrap(), crate::sensor::Cell::Piece(Color::White.king()));
         picture.set(black.parse().unwrap(), crate::sensor::Cell::Piece(Color::Black.king()));
         picture
+    }
+
+    fn occupancy(placement: &str) -> Picture {
+        let board: Board = placement.parse().unwrap();
+        let mut picture = Picture::empty();
+        for sq in board.occupied() {
+            picture.set(sq, Cell::Occupied);
+        }
+        picture
+    }
+
+    #[test]
+    fn an_occupancy_board_shows_the_result_without_telling_the_kings_apart() {
+        let game: Board = "8/8/8/5k2/8/8/8/R3K3".parse().unwrap();
+        let white_wins = Some(KnownOutcome::Decisive { winner: Color::White });
+        let black_wins = Some(KnownOutcome::Decisive { winner: Color::Black });
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/3K4/4k3/8/8/R7"), &game), white_wins);
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/4k3/3K4/8/8/R7"), &game), black_wins);
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/3kK3/8/8/8/R7"), &game), Some(KnownOutcome::Draw));
+        // One king still in the hand, or the rook moved too: no gesture.
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/3K4/8/8/8/R7"), &game), None);
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/3K4/4k3/8/8/1R6"), &game), None);
+        // The game position itself is no gesture.
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/5k2/8/8/8/R3K3"), &game), None);
+        // A king already on the centre stays there.
+        let centred: Board = "8/8/8/8/4K3/8/8/R6k".parse().unwrap();
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/8/3kK3/8/8/R7"), &centred), Some(KnownOutcome::Draw));
+        // A pawn on d5 and a king in the hand look like a king put on d5
+        // with the pawn taken off: not read.
+        let pawn: Board = "8/8/8/3p4/4K3/8/8/R6k".parse().unwrap();
+        assert_eq!(occupancy_gesture(&occupancy("8/8/8/3p4/4K3/8/8/R7"), &pawn), None);
     }
 
     #[test]

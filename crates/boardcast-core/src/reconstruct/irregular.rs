@@ -444,6 +444,10 @@ impl Reconstructor {
     /// before the gesture. A king move is not guessed: the king went on
     /// to the centre, and where it stood in between the board never said.
     fn move_under_the_gesture(&mut self, now: Timestamp) {
+        // An occupancy board does not say where the kings stand.
+        if self.occupancy() {
+            return;
+        }
         let Some(game) = self.phase.playing() else { return };
         let board = game.known.pos.board();
         let back = super::gesture::kings_put_back(&self.picture, board);

@@ -209,8 +209,17 @@ impl Game {
     }
 
     /// A king stands on a centre square where the game has none: possibly
-    /// the first half of the result gesture.
+    /// the first half of the result gesture. (On an occupancy board: a
+    /// centre square the game has empty is filled, and a king's square is
+    /// empty.)
     pub(super) fn king_on_centre(&self, picture: &Picture) -> bool {
+        if !picture.unknown().is_empty() {
+            let kings = self.known.pos.board().kings();
+            let king_gone = (kings & self.diff).into_iter().any(|sq| picture.get(sq) == crate::sensor::Cell::Empty);
+            let centre_filled =
+                gesture::centre().any(|sq| self.diff.contains(sq) && picture.get(sq) != crate::sensor::Cell::Empty);
+            return king_gone && centre_filled;
+        }
         gesture::centre().any(|sq| {
             self.diff.contains(sq)
                 && matches!(picture.get(sq), crate::sensor::Cell::Piece(p) if p.role == shakmaty::Role::King)

@@ -12,7 +12,7 @@ use shakmaty::{Bitboard, Color, KnownOutcome, Move, Position, Role};
 
 use super::{
     Game, Reconstructor,
-    gesture::result_gesture,
+    gesture::{occupancy_gesture, result_gesture},
     known::Known,
     matcher::{Found, could_continue, effect, find_move, find_sequences, move_then_opponent},
     occupancy::{Line, shown_capture, sift},
@@ -120,9 +120,15 @@ impl Reconstructor {
     }
 
     /// Both kings on the centre squares stand next to each other, which
-    /// no legal position allows: the result gesture, never a move.
+    /// no legal position allows: the result gesture, never a move. (An
+    /// occupancy board shows it by the squares alone.)
     fn kings_in_the_centre(&self, look: &Look<'_>) -> Option<Verdict> {
-        result_gesture(look.picture).map(Verdict::Gesture)
+        let outcome = if look.occupancy {
+            occupancy_gesture(look.picture, look.known.pos.board())
+        } else {
+            result_gesture(look.picture)
+        };
+        outcome.map(Verdict::Gesture)
     }
 
     /// A new move from the game position (one only; or, where the board

@@ -372,3 +372,33 @@ fn a_board_turned_round_is_read_from_the_first_move() {
     assert_eq!(hall.alerts(), [AlertKind::RotatedBoard]);
     assert!(hall.reconstructor.rotated());
 }
+
+#[test]
+fn the_result_gesture_is_read_from_the_squares_alone() {
+    // The kings are not identified, but the colours of the two centre
+    // squares they end on tell the result: d5 and e4 are light, 1-0.
+    let mut hall = Hall::from("4k3/8/8/8/8/8/8/R3K3 w - - 0 1");
+    hall.play("a1", "a7");
+    hall.wait(11_000);
+    hall.lift("e1").place("d5").lift("e8").place("e4").wait(3000);
+    let game = hall.reconstructor.game().unwrap();
+    assert_eq!(game.result.map(|r| r.pgn()), Some("1-0"), "{:?}", hall.events);
+    assert_eq!(hall.moves(), ["a1a7"]);
+    assert!(!hall.alerts().contains(&AlertKind::OutOfSync), "{:?}", hall.alerts());
+}
+
+#[test]
+fn the_gesture_ends_the_game_before_the_pieces_are_cleared() {
+    // White's king already stands on e4; Black's king comes to d4 and
+    // White's steps to e5: 0-1. Clearing the board afterwards passes
+    // through pictures that look like moves (the king back on e4 alone
+    // would be Kxe4-like steps); none of them is recorded.
+    let mut hall = Hall::from("8/8/8/8/4K3/8/8/R6k b - - 0 1");
+    hall.play("h1", "h2");
+    hall.wait(11_000);
+    hall.lift("h2").place("d4").lift("e4").place("e5").wait(3000);
+    hall.lift("d4").wait(500).lift("e5").place("e4").wait(3000);
+    let game = hall.reconstructor.game().unwrap();
+    assert_eq!(game.result.map(|r| r.pgn()), Some("0-1"), "{:?}", hall.events);
+    assert_eq!(hall.moves(), ["h1h2"]);
+}

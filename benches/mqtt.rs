@@ -301,8 +301,10 @@ fn start_publisher(rt: &Runtime, port: u16, boards: Vec<String>, epoch_ms: i64) 
         started_ms: epoch_ms,
     };
     let (items, items_rx) = mpsc::unbounded_channel();
+    // Nobody here waits for the publisher to catch up.
+    let (_marks, marks_rx) = mpsc::unbounded_channel();
     let (report_tx, mut report_rx) = mpsc::unbounded_channel();
-    let task = rt.spawn(client::run(settings, items_rx, report_tx));
+    let task = rt.spawn(client::run(settings, items_rx, marks_rx, report_tx));
     // What the publisher says, kept for the end (connections, failures,
     // refusals, undelivered messages).
     let log = rt.spawn(async move {

@@ -67,12 +67,16 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// at most 16 threads for file work. Every capture and PGN write passes
 /// through that pool, one short job at a time; uncapped, a hall of a
 /// hundred boards kept a hundred of its threads alive, and a few more
-/// after every restart (RELIABILITY.md, "Long day").
+/// after every restart (RELIABILITY.md, "Long day"). The loop also hands
+/// memory the allocator keeps after a burst back to the system
+/// (`malloc::hand_back`).
 pub(crate) fn daemon_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     use anyhow::Context as _;
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .max_blocking_threads(16)
         .enable_all()
         .build()
-        .context("starting the event loop")
+        .context("starting the event loop")?;
+    runtime.spawn(malloc::hand_back());
+    Ok(runtime)
 }

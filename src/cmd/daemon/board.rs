@@ -26,6 +26,10 @@ use boardcast_core::{
 
 use super::{BoardHandle, Boards, Shared, log::log_outputs, pgn::PgnUpdate, recover};
 
+/// How long a resumed board waits for its past to reach the broker before
+/// the next board resumes.
+const PAST_PUBLISHED_WAIT: Duration = Duration::from_secs(5);
+
 /// How a board's session begins.
 struct Begun {
     session: BoardSession,
@@ -36,6 +40,8 @@ struct Begun {
     session_id: String,
     /// Outputs of a resumed session's past, to publish again.
     past: Vec<Output>,
+    /// A resumed board's turn to resume, held until its past is published.
+    turn: Option<tokio::sync::SemaphorePermit<'static>>,
     recorder: Option<mpsc::UnboundedSender<Record>>,
     recorder_task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -50,7 +56,8 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
             Locate::Serial { serial: serial.clone(), extra_ports: shared.extra_ports.clone() }
         }
     };
-    let Begun { session, clock, epoch_ms, session_id, past, recorder, recorder_task } = begin(&board, &shared).await;
+    let Begun { session, clock, epoch_ms, session_id, past, turn, recorder, recorder_task } =
+        begin(&board, &shared).await;
 
     let (inputs_tx, inputs_rx) = mpsc::channel(256);
     let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
@@ -86,6 +93,17 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         }
         (board_feed, feed.items.clone())
     });
+    // The next board resumes once this one's past has reached the broker:
+    // a hundred boards' pasts at once (every move of every game so far)
+    // waited in the publisher together, and the allocator kept the peak
+    // for the rest of the day (RELIABILITY.md, "Long day"). A broker that
+    // is away holds nobody up for long.
+    if let (Some(_turn), Some(feed)) = (turn, &shared.feed) {
+        let (caught, caught_up) = tokio::sync::oneshot::channel();
+        if feed.marks.send(caught).is_ok() {
+            let _ = tokio::time::timeout(PAST_PUBLISHED_WAIT, caught_up).await;
+        }
+    }
     let speech = speech(&board, &shared, outputs_rx, &past);
     // Everything the capture produced (a clock reading a second: tens of
     // thousands after a few hours) is not needed once published again;
@@ -278,6 +296,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
                 session.set_clock_display(board.clock_display);
                 pair(&mut session, board);
                 return Begun {
+                    turn: Some(found.turn),
                     clock: SessionClock::resume_at(found.now, 1.0),
                     epoch_ms: found.started_ms,
                     session_id: session_id(&found.path),
@@ -314,6 +333,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
         epoch_ms: shared.epoch_ms,
         session_id,
         past: Vec::new(),
+        turn: None,
         recorder,
         recorder_task,
     }

@@ -47,6 +47,8 @@ pub(super) struct FeedStarted {
     pub(super) settings: FeedSettings,
     pub(super) topics: Topics,
     pub(super) items: mpsc::UnboundedSender<Item>,
+    /// Asks the publisher to say when it has caught up.
+    pub(super) marks: mpsc::UnboundedSender<client::Caught>,
     pub(super) ready: FeedReady,
     publisher: JoinHandle<()>,
     log: JoinHandle<()>,
@@ -156,8 +158,9 @@ pub(super) async fn start(
             .instrument(tracing::info_span!("operator", who = "operator")),
     );
     let (items, items_rx) = mpsc::unbounded_channel();
+    let (marks, marks_rx) = mpsc::unbounded_channel();
     let (report, report_rx) = mpsc::unbounded_channel();
-    let publisher = tokio::spawn(client::run(publisher_settings, items_rx, report));
+    let publisher = tokio::spawn(client::run(publisher_settings, items_rx, marks_rx, report));
     let log = tokio::spawn(
         log_publisher(broker.url.clone(), report_rx).instrument(tracing::info_span!("feed", feed = "mqtt")),
     );
@@ -172,6 +175,7 @@ pub(super) async fn start(
         settings,
         topics,
         items,
+        marks,
         ready,
         publisher,
         log,

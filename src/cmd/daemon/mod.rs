@@ -173,6 +173,8 @@ struct BoardHandle {
 struct FeedOutlet {
     settings: FeedSettings,
     items: mpsc::UnboundedSender<Item>,
+    /// Asks the publisher to say when it has caught up.
+    marks: mpsc::UnboundedSender<boardcast::shell::mqtt::client::Caught>,
 }
 
 /// One board under supervision: started again after a failure (its game
@@ -280,7 +282,11 @@ pub(crate) async fn serve(
         started_at,
         clock,
         epoch_ms,
-        feed: started.as_ref().map(|s| FeedOutlet { settings: s.settings.clone(), items: s.items.clone() }),
+        feed: started.as_ref().map(|s| FeedOutlet {
+            settings: s.settings.clone(),
+            items: s.items.clone(),
+            marks: s.marks.clone(),
+        }),
         speech: plan.speech,
         boards: Arc::new(Mutex::new(HashMap::new())),
         shutdown: shutdown.clone(),

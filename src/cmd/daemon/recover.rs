@@ -37,6 +37,9 @@ pub(super) struct Recovered {
     pub(super) started_ms: i64,
     /// The session time to go on from (now, in the capture's time).
     pub(super) now: Timestamp,
+    /// This board's turn to resume: kept until its past is published (see
+    /// `board.rs`), so that the next board waits for that too.
+    pub(super) turn: tokio::sync::SemaphorePermit<'static>,
 }
 
 /// The game in progress in `board`'s newest capture in `dir`, if any.
@@ -53,7 +56,7 @@ pub(super) async fn find(
     // time: a hundred boards resuming at once on a hundred threads left
     // the restarted daemon with a hundred threads and the allocator's
     // memory of each (RELIABILITY.md, "Long day").
-    let _turn = RESUMING.acquire().await.ok()?;
+    let turn = RESUMING.acquire().await.ok()?;
     let (name, protocol, config) = (board.name.clone(), board.protocol, config.clone());
     let read_path = path.clone();
     let span = tracing::Span::current();
@@ -80,7 +83,7 @@ pub(super) async fn find(
     let elapsed = Duration::from_millis(wall.saturating_sub(started_ms).max(0) as u64);
     let now = Timestamp::ZERO + elapsed;
     let now = if now > resumed.last { now } else { resumed.last + Duration::from_millis(1) };
-    Some(Recovered { path, resumed, started_ms, now })
+    Some(Recovered { path, resumed, started_ms, now, turn })
 }
 
 /// Replays the capture at `path` into a resumed session, with its header's

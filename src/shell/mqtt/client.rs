@@ -28,7 +28,7 @@ use rumqttc::{
     Transport,
 };
 use tokio::{
-    sync::mpsc,
+    sync::{mpsc, oneshot},
     time::{Instant, sleep, sleep_until},
 };
 use tokio_util::sync::CancellationToken;
@@ -116,13 +116,10 @@ enum LoopEvent {
 pub async fn run(
     settings: PublisherSettings,
     mut items: mpsc::UnboundedReceiver<Item>,
+    mut marks: mpsc::UnboundedReceiver<Caught>,
     report: mpsc::UnboundedSender<PublisherEvent>,
 ) {
     let (client, mut eventloop) = AsyncClient::new(options(&settings), 256);
-    // Nagle's algorithm held a small publish until the broker acknowledged
-    // the one before: a move's `made` reached subscribers at p99 30 ms
-    // instead of 6 (BENCHMARKS.md section 5). Messages here are few and
-    // each one matters at once.
     // Nagle's algorithm held a small publish until the broker acknowledged
     // the one before: a move's `made` reached subscribers at p99 30 ms
     // instead of 6 (BENCHMARKS.md section 5). Messages here are few and
@@ -143,8 +140,15 @@ pub async fn run(
     let mut refused = Refused::default();
     let mut open = true;
     let commands_topic = commands_topic(&settings.topics);
+    let mut waiting_marks: Vec<Caught> = Vec::new();
     while open {
         hand_over(&mut outbox, &client);
+        // Nothing drains while the broker is away: nobody waits for it.
+        if outbox.unacknowledged() <= CAUGHT_UP || !outbox.is_connected() {
+            for mark in waiting_marks.drain(..) {
+                let _ = mark.send(());
+            }
+        }
         let wake = hub.poll_timeout().map(|at| origin + at.saturating_since(Timestamp::ZERO));
         tokio::select! {
             item = items.recv() => match item {
@@ -160,6 +164,17 @@ pub async fn run(
                 }
                 None => open = false,
             },
+            // Items sent before the mark are in the channel already: take
+            // them first, so that the mark counts them.
+            Some(mark) = marks.recv() => {
+                while let Ok(item) = items.try_recv() {
+                    hub.handle_item(now(), item);
+                }
+                while let Some(publication) = hub.poll_publication() {
+                    outbox.handle_publication(&publication);
+                }
+                waiting_marks.push(mark);
+            }
             event = loop_rx.recv() => match event {
                 Some(event) => {
                     if matches!(event, LoopEvent::Connected { session_present: true }) {
@@ -242,6 +257,16 @@ fn hand_over(outbox: &mut Outbox, client: &AsyncClient) {
         }
     }
 }
+
+/// Told once the publisher has caught up: the items sent before it was
+/// asked for went to the broker, and at most [`CAUGHT_UP`] moves and alerts
+/// still wait for the broker's acknowledgement; or at once while the
+/// broker is away.
+pub type Caught = oneshot::Sender<()>;
+
+/// Moves and alerts still unacknowledged when the publisher counts as
+/// caught up (live play keeps a few in flight at any time).
+const CAUGHT_UP: usize = 64;
 
 /// Polls rumqttc's event loop for ever, waiting after each failure.
 async fn drive_event_loop(

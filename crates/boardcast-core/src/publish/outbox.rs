@@ -213,6 +213,11 @@ impl Outbox {
         self.queue.len() + self.handed.iter().filter(|m| m.qos == Qos::AtLeastOnce).count() + self.inflight.len()
     }
 
+    /// Whether the broker is connected (as last told).
+    pub fn is_connected(&self) -> bool {
+        self.connected
+    }
+
     /// Whether anything still has to go (retained topics included).
     pub fn is_idle(&self) -> bool {
         self.unacknowledged() == 0 && self.dirty.is_empty() && self.handed.is_empty()

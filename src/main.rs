@@ -9,6 +9,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     cmd::malloc::cap_arenas();
+    cmd::malloc::keep_large_blocks_apart();
     let cli = cmd::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,

@@ -26,6 +26,28 @@ pub(crate) fn cap_arenas() {
     }
 }
 
+/// Keeps large blocks out of the heap: every allocation of 128 KiB or more
+/// gets pages of its own, given back when freed.
+///
+/// glibc starts so, but raises the threshold to the size of each large
+/// block freed (up to 32 MiB), after which such blocks come from the heap
+/// and are never given back while anything lives above them. The daemon's
+/// large blocks are short-lived: a dead-position search's table (a few
+/// MiB), a publisher queue grown in a burst. Set once, the threshold stays.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub(crate) fn keep_large_blocks_apart() {
+    // SAFETY: as above, one parameter of the allocator, set before
+    // anything else runs.
+    unsafe {
+        nix::libc::mallopt(nix::libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
+/// Other C libraries keep their own ways.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn keep_large_blocks_apart() {}
+
 /// Other C libraries keep their own ways.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn cap_arenas() {}

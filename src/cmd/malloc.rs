@@ -64,7 +64,7 @@ const HAND_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 /// `malloc_trim` gives it back: in the long day of 100 boards
 /// (RELIABILITY.md) the daemon's own data took 33 MiB after the second
 /// restart, and glibc held 61 MiB. A trim walks the free chunks once; the
-/// long day's CPU time did not change measurably with it.
+/// long day's last run took 144 s of CPU with it, 139 without.
 pub(crate) async fn hand_back() {
     let mut every = tokio::time::interval(HAND_BACK_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

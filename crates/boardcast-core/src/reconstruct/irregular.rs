@@ -137,7 +137,7 @@ impl Reconstructor {
         if let Some((since, outcome)) = game.gesture
             && since + self.config.gesture_hold <= now
         {
-            self.result_gesture(now, since, outcome);
+            self.result_gesture(now, outcome);
         }
     }
 
@@ -385,9 +385,8 @@ impl Reconstructor {
         }
     }
 
-    /// The kings have stood on the centre squares for `gesture_hold`,
-    /// since `shown`.
-    fn result_gesture(&mut self, now: Timestamp, shown: Timestamp, outcome: KnownOutcome) {
+    /// The kings have stood on the centre squares for `gesture_hold`.
+    fn result_gesture(&mut self, now: Timestamp, outcome: KnownOutcome) {
         self.move_under_the_gesture(now);
         let Some(game) = self.phase.game_mut() else { return };
         game.gesture = None;
@@ -412,15 +411,12 @@ impl Reconstructor {
         // The first king put on the centre may have been taken for a king
         // move. With a clock in use a real move is pressed for, so an
         // unpressed king move onto the centre was the gesture's first half
-        // and is taken back. Without a clock, a king move onto the centre
-        // that the other king joined within `quiet_completion` (10 s) was
-        // the first half: after a real move the players think, agree or
-        // resign before anyone shows a result.
+        // and is taken back. Without a clock the board cannot tell the two
+        // apart and the move stays (the operator can take it back).
         let clock_in_use = self.clock.state().is_some();
-        let quiet = self.config.quiet_completion;
         let gesture_half = game.record.plies.last().is_some_and(|last| {
-            let first_half = if clock_in_use { last.pressed_at.is_none() } else { shown < last.made_at + quiet };
-            first_half
+            clock_in_use
+                && last.pressed_at.is_none()
                 && matches!(last.mv, crate::game::PlyMove::Legal(m)
                     if m.role() == Role::King && super::gesture::centre().any(|sq| sq == m.to()))
         });

@@ -375,26 +375,14 @@ fn r11_a_king_step_into_the_centre_that_starts_the_gesture_is_taken_back() {
 }
 
 #[test]
-fn r11_without_a_clock_a_king_step_the_other_king_joins_at_once_is_taken_back() {
-    // No clock: the king step onto the centre is made, but the other king
-    // comes within the quiet-completion time, so it was the gesture's
-    // first half.
+fn r11_without_a_clock_a_king_move_onto_the_centre_stays_before_a_quick_gesture() {
+    // Kd4 was a real move (the last of the game), and the players showed
+    // the result a moment later with the other king. Without a clock the
+    // board cannot tell this from the gesture's first king: the move seen
+    // stays (the operator can take it back).
     let mut s = Script::from_placement("4k3/8/8/8/8/4K3/8/7R");
     s.wait(500);
     s.lift("e3").wait(100).place("d4", 'K').wait(1500).lift("e8").wait(100).place("e5", 'k').wait(3000);
-    let run = s.run_setup(GameSetup { start: Some(start("4k3/8/8/8/8/4K3/8/7R w - - 0 1")), ..Default::default() });
-    assert_eq!(run.result(), "0-1", "{}", run.trace());
-    assert!(run.uci().is_empty(), "{}", run.trace());
-    assert!(run.move_events().contains(&"retracted e3d4".to_string()), "{}", run.trace());
-}
-
-#[test]
-fn r11_without_a_clock_a_king_move_long_before_the_gesture_stays() {
-    // Kd4 was played, the board stood still for half a minute, and then
-    // the players showed the result: the move is part of the game.
-    let mut s = Script::from_placement("4k3/8/8/8/8/4K3/8/7R");
-    s.wait(500);
-    s.lift("e3").wait(100).place("d4", 'K').wait(30_000).lift("e8").wait(100).place("e5", 'k').wait(3000);
     let run = s.run_setup(GameSetup { start: Some(start("4k3/8/8/8/8/4K3/8/7R w - - 0 1")), ..Default::default() });
     assert_eq!(run.result(), "0-1", "{}", run.trace());
     assert_eq!(run.uci(), ["e3d4"], "{}", run.trace());

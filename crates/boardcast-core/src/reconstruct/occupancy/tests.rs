@@ -402,14 +402,3 @@ fn the_gesture_ends_the_game_before_the_pieces_are_cleared() {
     assert_eq!(game.result.map(|r| r.pgn()), Some("0-1"), "{:?}", hall.events);
     assert_eq!(hall.moves(), ["h1h2"]);
 }
-
-#[test]
-fn a_king_step_onto_the_centre_that_starts_the_gesture_is_taken_back() {
-    // White's king on e4 steps to e5, a legal move, and Black's king joins
-    // it on d4 a moment later: the step was half of the gesture (0-1).
-    let mut hall = Hall::from("8/8/8/8/4K3/8/R7/7k w - - 0 1");
-    hall.lift("e4").place("e5").wait(500).lift("h1").place("d4").wait(3000);
-    let game = hall.reconstructor.game().unwrap();
-    assert_eq!(game.result.map(|r| r.pgn()), Some("0-1"), "{:?}", hall.events);
-    assert!(hall.moves().is_empty(), "{:?}", hall.moves());
-}

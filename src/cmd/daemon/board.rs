@@ -93,15 +93,19 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         }
         (board_feed, feed.items.clone())
     });
-    // The next board resumes once this one's past has reached the broker:
-    // a hundred boards' pasts at once (every move of every game so far)
-    // waited in the publisher together, and the allocator kept the peak
-    // for the rest of the day (RELIABILITY.md, "Long day"). A broker that
-    // is away holds nobody up for long.
-    if let (Some(_turn), Some(feed)) = (turn, &shared.feed) {
+    // The next board resumes once the publisher has caught up with this
+    // one's past: a hundred boards' pasts at once (every move of every
+    // game so far) waited in the publisher together, and the allocator
+    // kept the peak for the rest of the day (RELIABILITY.md, "Long day").
+    // This board goes on meanwhile: its own moves must not wait. A broker
+    // that is away holds nobody up for long.
+    if let (Some(turn), Some(feed)) = (turn, &shared.feed) {
         let (caught, caught_up) = tokio::sync::oneshot::channel();
         if feed.marks.send(caught).is_ok() {
-            let _ = tokio::time::timeout(PAST_PUBLISHED_WAIT, caught_up).await;
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(PAST_PUBLISHED_WAIT, caught_up).await;
+                drop(turn);
+            });
         }
     }
     let speech = speech(&board, &shared, outputs_rx, &past);

@@ -265,8 +265,9 @@ fn hand_over(outbox: &mut Outbox, client: &AsyncClient) {
 pub type Caught = oneshot::Sender<()>;
 
 /// Moves and alerts still unacknowledged when the publisher counts as
-/// caught up (live play keeps a few in flight at any time).
-const CAUGHT_UP: usize = 64;
+/// caught up: a few hundred kilobytes, and more than a resumed board's
+/// past, so that a publisher keeping up never holds a resume back.
+const CAUGHT_UP: usize = 1000;
 
 /// Polls rumqttc's event loop for ever, waiting after each failure.
 async fn drive_event_loop(

@@ -26,8 +26,8 @@ use boardcast_core::{
 
 use super::{BoardHandle, Boards, Shared, log::log_outputs, pgn::PgnUpdate, recover};
 
-/// How long a resumed board waits for its past to reach the broker before
-/// the next board resumes.
+/// How long the next board waits at most for the publisher to catch up
+/// with a resumed board's past.
 const PAST_PUBLISHED_WAIT: Duration = Duration::from_secs(5);
 
 /// How a board's session begins.
@@ -40,7 +40,8 @@ struct Begun {
     session_id: String,
     /// Outputs of a resumed session's past, to publish again.
     past: Vec<Output>,
-    /// A resumed board's turn to resume, held until its past is published.
+    /// A resumed board's turn to resume, held until the publisher has
+    /// caught up with its past.
     turn: Option<tokio::sync::SemaphorePermit<'static>>,
     recorder: Option<mpsc::UnboundedSender<Record>>,
     recorder_task: Option<tokio::task::JoinHandle<()>>,

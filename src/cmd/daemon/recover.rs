@@ -37,8 +37,9 @@ pub(super) struct Recovered {
     pub(super) started_ms: i64,
     /// The session time to go on from (now, in the capture's time).
     pub(super) now: Timestamp,
-    /// This board's turn to resume: kept until its past is published (see
-    /// `board.rs`), so that the next board waits for that too.
+    /// This board's turn to resume: kept until the publisher has caught up
+    /// with its republished past (see `board.rs`), so that the next board
+    /// waits for that too.
     pub(super) turn: tokio::sync::SemaphorePermit<'static>,
 }
 

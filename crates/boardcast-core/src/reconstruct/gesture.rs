@@ -18,11 +18,18 @@ pub(crate) fn result_gesture(picture: &Picture) -> Option<KnownOutcome> {
     if !CENTRE.contains(white) || !CENTRE.contains(black) {
         return None;
     }
-    Some(match (LIGHT.contains(white), LIGHT.contains(black)) {
-        (true, true) => KnownOutcome::Decisive { winner: Color::White },
-        (false, false) => KnownOutcome::Decisive { winner: Color::Black },
+    Some(shown_by(Bitboard::from(white) | Bitboard::from(black)))
+}
+
+/// The result two kings on the centre squares `kings` show: both light
+/// 1-0, both dark 0-1, one of each ½-½ (which king stands where does not
+/// matter).
+fn shown_by(kings: Bitboard) -> KnownOutcome {
+    match (kings & LIGHT).count() {
+        2 => KnownOutcome::Decisive { winner: Color::White },
+        0 => KnownOutcome::Decisive { winner: Color::Black },
         _ => KnownOutcome::Draw,
-    })
+    }
 }
 
 /// The result gesture on a board that sees only occupancy. The kings are
@@ -50,11 +57,7 @@ pub(crate) fn occupancy_gesture(picture: &Picture, board: &Board) -> Option<Know
     if on_centre.count() != 2 {
         return None;
     }
-    Some(match (on_centre & LIGHT).count() {
-        2 => KnownOutcome::Decisive { winner: Color::White },
-        0 => KnownOutcome::Decisive { winner: Color::Black },
-        _ => KnownOutcome::Draw,
-    })
+    Some(shown_by(on_centre))
 }
 
 /// The board as it would be without the gesture: each king back on its

@@ -764,7 +764,7 @@ async fn listen(
                 made_events.fetch_add(1, Ordering::SeqCst);
             }
             EventKind::Alert(alert) => {
-                let kind = alert.to_json("", 0, 0)["kind"].as_str().unwrap_or("?").to_owned();
+                let kind = alert.kind.code().to_owned();
                 *heard.alerts.entry(kind).or_default() += 1;
             }
             _ => {}

@@ -357,7 +357,7 @@ pub struct Alert {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evidence {
     /// When.
-    pub t: Timestamp,
+    pub(crate) t: Timestamp,
     /// What.
     pub seen: Seen,
 }

@@ -257,7 +257,7 @@ impl BoardSession {
 
     /// Offers a message from the operator to the clock's display, under the
     /// same rule as moves; returns whether it will be shown.
-    pub fn show_on_clock(&mut self, now: Timestamp, text: &str) -> bool {
+    pub(crate) fn show_on_clock(&mut self, now: Timestamp, text: &str) -> bool {
         let clock = self.link.as_mut().and_then(|link| link.clock_mut());
         clock.is_some_and(|clock| clock.show_text(now, ClockText::new(text)))
     }

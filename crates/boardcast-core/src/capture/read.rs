@@ -23,7 +23,7 @@ pub struct CaptureError {
     /// header, the last line.
     pub line: usize,
     /// What is wrong.
-    pub kind: CaptureErrorKind,
+    pub(crate) kind: CaptureErrorKind,
 }
 
 /// What is wrong with a capture line.

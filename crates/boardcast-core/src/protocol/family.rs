@@ -35,14 +35,14 @@ pub struct Family {
     /// Whether the board answers a request for the whole board (a DGT dump,
     /// a Millennium status): the reconstructor then asks before blaming a
     /// player on what the board shows.
-    pub answers_board_request: bool,
+    pub(crate) answers_board_request: bool,
     /// What the family's boards can do that others cannot, for checking a
     /// configuration before anything runs.
     pub features: Features,
     /// How to recognise one of the family's boards on a port.
     pub probe: Probe,
     /// A fresh decoder for the family's bytes.
-    pub decoder: fn() -> Box<dyn BoardDecoder>,
+    pub(crate) decoder: fn() -> Box<dyn BoardDecoder>,
     /// A fresh link to a live board of the family.
     pub link: fn(LinkConfig) -> Box<dyn BoardLink>,
 }
@@ -77,15 +77,15 @@ pub struct Probe {
     pub ask: fn() -> Vec<u8>,
     /// Whether an item the family's decoder made of the answer shows that a
     /// board of this family is speaking.
-    pub answers: fn(&Decoded) -> bool,
+    pub(crate) answers: fn(&Decoded) -> bool,
     /// Whether the answer names the board's serial number: such a board
     /// can be configured by serial number, and is found on any port.
     pub tells_serial: bool,
     /// Whether the answer names the firmware version.
-    pub tells_version: bool,
+    pub(crate) tells_version: bool,
     /// Probes run in rank order, lowest first. Listening comes first: it
     /// sends nothing to a board that might be of another family.
-    pub rank: u8,
+    pub(crate) rank: u8,
 }
 
 /// Every board family the daemon reads (adding one is one folder and one

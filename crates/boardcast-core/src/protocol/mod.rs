@@ -84,7 +84,7 @@ impl Protocol {
 
     /// A decoder for raw bytes of this protocol; `None` for `events`, whose
     /// records are already decoded.
-    pub fn decoder(self) -> Option<Box<dyn BoardDecoder>> {
+    pub(crate) fn decoder(self) -> Option<Box<dyn BoardDecoder>> {
         self.family().map(|f| (f.decoder)())
     }
 
@@ -101,7 +101,7 @@ impl Protocol {
 
     /// Whether the board answers a request for the whole board (see
     /// [`Family::answers_board_request`]).
-    pub fn answers_board_request(self) -> bool {
+    pub(crate) fn answers_board_request(self) -> bool {
         self.family().is_some_and(|f| f.answers_board_request)
     }
 
@@ -145,9 +145,9 @@ impl fmt::Debug for Protocol {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lights {
     /// Lit steadily: the last move's squares.
-    pub steady: Bitboard,
+    pub(crate) steady: Bitboard,
     /// Blinking: squares to put right (the board is out of sync).
-    pub blinking: Bitboard,
+    pub(crate) blinking: Bitboard,
 }
 
 impl fmt::Display for Protocol {

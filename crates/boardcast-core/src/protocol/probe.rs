@@ -13,7 +13,7 @@ pub struct Found {
     /// Its serial number, if the family's answer names one.
     pub serial: Option<String>,
     /// Its firmware version, if the family's answer names one.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
 }
 
 impl std::fmt::Display for Found {

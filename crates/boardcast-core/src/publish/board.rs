@@ -319,11 +319,6 @@ impl BoardFeed {
         }
     }
 
-    /// Where this board is published.
-    pub fn path(&self) -> &BoardPath {
-        &self.path
-    }
-
     /// Publishes `payload` on the board's `topic` (payloads borrow from
     /// the feed, so they come here as values).
     fn publish(&mut self, topic: BoardTopic, payload: Value, retain: bool, qos: Qos, public: bool) {

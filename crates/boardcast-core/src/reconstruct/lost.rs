@@ -13,7 +13,7 @@ use crate::time::Timestamp;
 
 /// How long the picture stays suspect after lost bytes when no whole
 /// board comes (the DGT link asks three times, half a second apart).
-pub const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long judging waits for the whole board asked for before blaming a
 /// player: a DGT board answers a dump request within tens of milliseconds.

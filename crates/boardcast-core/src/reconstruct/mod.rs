@@ -111,8 +111,6 @@ enum Source {
     Entered,
 }
 
-pub use self::lost::LOST_BYTES_WAIT;
-
 impl Reconstructor {
     /// A reconstructor waiting for the first game.
     pub fn new(config: ReconstructorConfig, setup: GameSetup) -> Self {
@@ -297,7 +295,7 @@ impl Reconstructor {
     /// Game `number` of this board: the current one, or a finished one
     /// found without walking every game (games are numbered in order, so
     /// a board with thousands of games answers as fast as one with two).
-    pub fn game_by_number(&self, number: u32) -> Option<&GameRecord> {
+    pub(crate) fn game_by_number(&self, number: u32) -> Option<&GameRecord> {
         if let Some(current) = self.game().filter(|g| g.number == number) {
             return Some(current);
         }
@@ -317,7 +315,7 @@ impl Reconstructor {
 
     /// The physical board as the reconstructor sees it (corrected for a
     /// turned board).
-    pub fn picture(&self) -> &Picture {
+    pub(crate) fn picture(&self) -> &Picture {
         &self.picture
     }
 

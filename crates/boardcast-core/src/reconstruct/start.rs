@@ -11,11 +11,11 @@ use crate::{sensor::Picture, time::Timestamp};
 #[derive(Clone, Debug)]
 pub(crate) struct Start {
     /// The game's start position.
-    pub(crate) position: Chess,
+    pub position: Chess,
     /// Standard or Chess960 castling.
     pub(crate) castling_mode: CastlingMode,
     /// The board reports it turned 180°.
-    pub(crate) rotated: bool,
+    pub rotated: bool,
     /// Not the standard start position (PGN needs `SetUp` and `FEN`).
     pub(crate) set_up: bool,
 }
@@ -166,9 +166,9 @@ pub(crate) struct WrongStart {
     /// ones).
     pub(crate) squares: Bitboard,
     /// The board turned 180°.
-    pub(crate) rotated: bool,
+    pub rotated: bool,
     /// The position as set up, with White to move, if it is one.
-    pub(crate) position: Option<(Chess, CastlingMode)>,
+    pub position: Option<(Chess, CastlingMode)>,
 }
 
 /// A wrong initial position on the board (7.2.1), if there is one.

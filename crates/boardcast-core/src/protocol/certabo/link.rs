@@ -38,7 +38,7 @@ pub(crate) const BLINK: Duration = Duration::from_millis(500);
 
 /// The host side of one streaming board connection.
 #[derive(Clone, Debug)]
-pub struct StreamLink {
+pub(crate) struct StreamLink {
     /// Whether the board has LEDs (a Certabo board; not an occupancy board
     /// in the Sentio format).
     has_leds: bool,
@@ -66,7 +66,7 @@ pub struct StreamLink {
 
 impl StreamLink {
     /// A link that is not connected yet, to a board with LEDs or without.
-    pub fn new(has_leds: bool, config: LinkConfig) -> Self {
+    pub(crate) fn new(has_leds: bool, config: LinkConfig) -> Self {
         Self {
             has_leds,
             config,

@@ -117,7 +117,8 @@ impl CertaboDecoder {
 
     /// Whether the calibration was learnt from the start position rather
     /// than given.
-    pub fn learned(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn learned(&self) -> bool {
         self.learned
     }
 

@@ -35,7 +35,7 @@ use crate::{
 
 /// The host side of one DGT board connection.
 #[derive(Clone, Debug, Default)]
-pub struct DgtLink {
+pub(crate) struct DgtLink {
     config: LinkConfig,
     connected: bool,
     /// Notices a board that went quiet.
@@ -59,17 +59,18 @@ pub struct DgtLink {
 
 impl DgtLink {
     /// A link that is not connected yet.
-    pub fn new(config: LinkConfig) -> Self {
+    pub(crate) fn new(config: LinkConfig) -> Self {
         Self { config, ..Self::default() }
     }
 
+    #[cfg(test)]
     /// Queues a command for the clock (sent when the clock is free).
-    pub fn send_clock_command(&mut self, command: Command) {
+    pub(crate) fn send_clock_command(&mut self, command: Command) {
         self.clock_queue.push_back(command);
     }
 
     /// The next command to send, if any.
-    pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+    pub(crate) fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
         if !self.connected {
             return None;
         }
@@ -86,13 +87,15 @@ impl DgtLink {
         None
     }
 
+    #[cfg(test)]
     /// The board's serial number, once it told.
-    pub fn serial(&self) -> Option<&str> {
+    pub(crate) fn serial(&self) -> Option<&str> {
         self.serial.as_deref()
     }
 
+    #[cfg(test)]
     /// The board's firmware version, once it told.
-    pub fn version(&self) -> Option<&str> {
+    pub(crate) fn version(&self) -> Option<&str> {
         self.version.as_deref()
     }
 }

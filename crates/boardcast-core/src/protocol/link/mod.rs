@@ -6,8 +6,8 @@
 //! here: their settings and events, the keep-alive ([`watchdog`]) and the
 //! whole-board request after lost bytes ([`retry`]).
 
-pub(crate) mod retry;
-pub(crate) mod settings;
-pub(crate) mod watchdog;
+pub mod retry;
+pub mod settings;
+pub mod watchdog;
 
 pub use self::settings::{LinkConfig, LinkEvent};

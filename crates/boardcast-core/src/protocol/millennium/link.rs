@@ -65,7 +65,7 @@ pub(crate) const LED_SPACING: Duration = Duration::from_millis(100);
 
 /// The host side of one Millennium board connection.
 #[derive(Clone, Debug, Default)]
-pub struct MillenniumLink {
+pub(crate) struct MillenniumLink {
     config: LinkConfig,
     connected: bool,
     /// Notices a board that went quiet.
@@ -87,7 +87,7 @@ pub struct MillenniumLink {
 
 impl MillenniumLink {
     /// A link that is not connected yet.
-    pub fn new(config: LinkConfig) -> Self {
+    pub(crate) fn new(config: LinkConfig) -> Self {
         Self { config, ..Self::default() }
     }
 
@@ -109,8 +109,9 @@ impl MillenniumLink {
         Some(if wanted.is_dark() { Command::PutOutLeds } else { Command::SetLeds(wanted) })
     }
 
+    #[cfg(test)]
     /// The board's firmware version, once it told.
-    pub fn version(&self) -> Option<&str> {
+    pub(crate) fn version(&self) -> Option<&str> {
         self.version.as_deref()
     }
 }

@@ -48,7 +48,7 @@ pub mod frame;
 pub mod leds;
 pub mod link;
 pub mod reply;
-pub mod wire;
+pub(crate) mod wire;
 
 use std::collections::VecDeque;
 

@@ -19,10 +19,10 @@
 //! - [`summary`]: a round's `summary` and its lines;
 //! - [`bridge`]: the bridge's own topics (`status`, `notices`, `replies`).
 
-pub mod alert;
-pub mod board;
+pub(crate) mod alert;
+pub(crate) mod board;
 pub mod bridge;
-pub mod summary;
+pub(crate) mod summary;
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 use serde_json::Value;

@@ -12,6 +12,7 @@ mod http;
 mod log;
 mod operator;
 mod pgn;
+mod plan;
 mod recover;
 mod reload;
 mod speech;
@@ -23,106 +24,23 @@ use std::{
     time::Duration,
 };
 
-use anyhow::{anyhow, bail};
 use tokio::sync::mpsc;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use boardcast::{
-    config::{Board, Config, ConfigError, Http, Lichess, Mqtt, Speech},
+    config::{Board, Speech},
     shell::{
         clock::SessionClock,
         driver::Input,
         http::Shelf,
-        lichess::Token,
         supervise::{Outcome, Patience, Report, supervise},
     },
 };
 use boardcast_core::{protocol::link::LinkConfig, reconstruct::ReconstructorConfig};
 
 pub(crate) use feed::{FeedReady, host_name};
-
-/// Everything the daemon will do, checked before anything starts.
-#[derive(Clone, Debug)]
-pub(crate) struct Plan {
-    pub(crate) boards: Vec<Board>,
-    pub(crate) reconstruction: ReconstructorConfig,
-    pub(crate) link: LinkConfig,
-    pub(crate) reconnect_max: Duration,
-    pub(crate) extra_ports: Vec<PathBuf>,
-    pub(crate) recording: Option<PathBuf>,
-    pub(crate) pgn_dir: PathBuf,
-    /// `None`: no MQTT feed (`mqtt.enabled = false`).
-    pub(crate) mqtt: Option<Mqtt>,
-    /// The operator key file (`[operator] key_file`).
-    pub(crate) key_file: PathBuf,
-    /// `None`: no display pages (`http.enabled = false`).
-    pub(crate) http: Option<Http>,
-    /// How far delivered PGN (HTTP, lichess) is behind the boards: the
-    /// public tree's delay (`mqtt.public_delay_s`).
-    pub(crate) public_delay: Duration,
-    /// `None`: nothing pushed to lichess (no round has an id).
-    pub(crate) lichess: Option<(Lichess, Token)>,
-    /// `None`: no board speaks (`speech.enabled = false`).
-    pub(crate) speech: Option<Speech>,
-}
-
-impl Plan {
-    /// The plan for a configuration read from `sources`.
-    pub(crate) fn from_config(config: &Config, sources: &str) -> anyhow::Result<Self> {
-        let in_sources = |e: ConfigError| anyhow!("{e} (configuration read from {sources})");
-        let mut boards = config.boards().map_err(in_sources)?;
-        for unplaced in config.apply_pairings(&mut boards).map_err(in_sources)? {
-            tracing::warn!("broadcast.pairings: no board here for the pairing of {unplaced}");
-        }
-        if boards.is_empty() {
-            bail!(
-                "no boards configured (read from {sources}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one"
-            );
-        }
-        Ok(Self {
-            boards,
-            reconstruction: config.reconstructor().map_err(in_sources)?,
-            link: config.link().map_err(in_sources)?,
-            reconnect_max: Duration::from_millis(config.link.reconnect_max_ms),
-            extra_ports: config.discovery.extra_ports.clone(),
-            recording: config.recording.enabled.then(|| config.recording.dir.clone()),
-            pgn_dir: config.pgn.dir.clone(),
-            mqtt: if config.mqtt.enabled {
-                Some(with_password_file(config.mqtt().map_err(in_sources)?)?)
-            } else {
-                None
-            },
-            key_file: config.operator.key_file.clone(),
-            http: config.http().map_err(in_sources)?,
-            public_delay: Duration::from_secs(config.mqtt.public_delay_s),
-            lichess: match config.lichess().map_err(in_sources)? {
-                Some(lichess) => {
-                    let token = boardcast::shell::lichess::read_token(&lichess.token_file, &lichess.url)
-                        .map_err(|e| anyhow!("{e} (configuration read from {sources})"))?;
-                    Some((lichess, token))
-                }
-                None => None,
-            },
-            speech: config.speech().map_err(in_sources)?,
-        })
-    }
-}
-
-/// The MQTT settings with the password read from `[mqtt] password_file`,
-/// when one is given.
-fn with_password_file(mut mqtt: Mqtt) -> anyhow::Result<Mqtt> {
-    if let Some(file) = &mqtt.password_file {
-        let text =
-            std::fs::read_to_string(file).map_err(|e| anyhow!("reading mqtt.password_file {}: {e}", file.display()))?;
-        let password = text.lines().next().unwrap_or_default().to_owned();
-        match &mut mqtt.credentials {
-            Some((_, p)) => *p = password,
-            None => bail!("mqtt.password_file is given without mqtt.username: name the account too"),
-        }
-    }
-    Ok(mqtt)
-}
+pub(crate) use plan::Plan;
 
 /// What every board's tasks share.
 #[derive(Clone)]
@@ -219,6 +137,9 @@ pub(crate) async fn serve(
     let clock = SessionClock::start(1.0);
     let epoch_ms = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
     let boot: Arc<str> = format!("{:x}-{:x}", epoch_ms, std::process::id()).into();
+    for unplaced in &plan.unplaced {
+        tracing::warn!("broadcast.pairings: no board here for the pairing of {unplaced}");
+    }
     let names: Vec<String> = plan.boards.iter().map(|b| b.name.clone()).collect();
     let (requests_tx, requests_rx) = mpsc::unbounded_channel();
     let mut started = match &plan.mqtt {

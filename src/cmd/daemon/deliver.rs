@@ -10,7 +10,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use tokio::{sync::mpsc, time::Instant};
+use tokio::{sync::mpsc, task::JoinHandle, time::Instant};
 use tracing::{debug, error, info, warn};
 
 use boardcast::{
@@ -43,49 +43,85 @@ pub(super) struct Delivery {
     pub(super) feed: Option<(mpsc::UnboundedSender<Item>, Topics)>,
 }
 
+/// Something that takes each round once the public delay has passed: the
+/// HTTP server's shelf (`[http]`), the lichess pusher (`[lichess]`). Each
+/// section builds its own; the delivery loop holds them in a list.
+trait RoundOutlet: Send {
+    /// A round, as it stands now (completed moves only), delayed.
+    fn handle_round(&mut self, round: &RoundPgn);
+}
+
+/// PGN over HTTP: the round's files on the shelf `/pgn/…` serves.
+struct ShelfOutlet(Arc<Shelf>);
+
+impl RoundOutlet for ShelfOutlet {
+    fn handle_round(&mut self, round: &RoundPgn) {
+        self.0.put_round(&round.folder, round.files(), SystemTime::now());
+    }
+}
+
+/// The lichess push: the round's games to its lichess broadcast round, if
+/// it has one; the pusher and its reporter run as tasks of their own.
+struct LichessOutlet {
+    settings: Lichess,
+    changes: mpsc::UnboundedSender<(String, Vec<String>)>,
+}
+
+impl RoundOutlet for LichessOutlet {
+    fn handle_round(&mut self, round: &RoundPgn) {
+        if let Some(id) = self.settings.round_id(&round.event, &round.round) {
+            let _ = self.changes.send((id.to_owned(), round.games.clone()));
+        }
+    }
+}
+
+/// Starts the lichess pusher and its reporter (`[lichess]`).
+fn lichess_outlet(
+    settings: Lichess,
+    token: Token,
+    delay: Duration,
+    feed: Option<(mpsc::UnboundedSender<Item>, Topics)>,
+) -> (LichessOutlet, [JoinHandle<()>; 2]) {
+    let (changes_tx, changes_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    info!(
+        "lichess: pushing {} to {} at most every {} ms{}",
+        settings.rounds.iter().map(|(round, id)| format!("round {round} to {id}")).collect::<Vec<_>>().join(", "),
+        settings.url,
+        settings.interval.as_millis(),
+        delayed(delay)
+    );
+    let push_settings = PushSettings {
+        url: settings.url.clone(),
+        token_file: settings.token_file.clone(),
+        interval: settings.interval,
+    };
+    let push = tokio::spawn(lichess::run(push_settings, token, changes_rx, events_tx));
+    let tell = tokio::spawn(tell(events_rx, settings.clone(), feed));
+    (LichessOutlet { settings, changes: changes_tx }, [push, tell])
+}
+
 /// Delivers rounds until the PGN writer stops. Rounds still held back by
 /// the delay then are not delivered (as in the public MQTT tree).
 pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<RoundPgn>) {
     let Delivery { delay, shelf, lichess, feed } = delivery;
-    let (pushes, pusher) = match lichess {
-        Some((settings, token)) => {
-            let (changes_tx, changes_rx) = mpsc::unbounded_channel();
-            let (events_tx, events_rx) = mpsc::unbounded_channel();
-            info!(
-                "lichess: pushing {} to {} at most every {} ms{}",
-                settings
-                    .rounds
-                    .iter()
-                    .map(|(round, id)| format!("round {round} to {id}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                settings.url,
-                settings.interval.as_millis(),
-                delayed(delay)
-            );
-            let push_settings = PushSettings {
-                url: settings.url.clone(),
-                token_file: settings.token_file.clone(),
-                interval: settings.interval,
-            };
-            let push = tokio::spawn(lichess::run(push_settings, token, changes_rx, events_tx));
-            let tell = tokio::spawn(tell(events_rx, settings.clone(), feed));
-            (Some((changes_tx, settings)), Some((push, tell)))
-        }
-        None => (None, None),
-    };
+    let mut outlets: Vec<Box<dyn RoundOutlet>> = Vec::new();
+    if let Some(shelf) = shelf {
+        outlets.push(Box::new(ShelfOutlet(shelf)));
+    }
+    let mut tasks = Vec::new();
+    if let Some((settings, token)) = lichess {
+        let (outlet, running) = lichess_outlet(settings, token, delay, feed);
+        outlets.push(Box::new(outlet));
+        tasks.extend(running);
+    }
     let start = Instant::now();
     let now = move || Timestamp::from_micros(start.elapsed().as_micros() as u64);
     let mut line: DelayLine<RoundPgn> = DelayLine::new(delay);
     loop {
         while let Some(round) = line.poll(now()) {
-            if let Some(shelf) = &shelf {
-                shelf.put_round(&round.folder, round.files(), SystemTime::now());
-            }
-            if let Some((changes, settings)) = &pushes
-                && let Some(id) = settings.round_id(&round.event, &round.round)
-            {
-                let _ = changes.send((id.to_owned(), round.games));
+            for outlet in &mut outlets {
+                outlet.handle_round(&round);
             }
         }
         let due = line.poll_timeout().map(|t| start + Duration::from_micros(t.as_micros()));
@@ -100,10 +136,10 @@ pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<
     if !line.is_empty() {
         info!("{} round update(s) held back by the public delay were not delivered", line.len());
     }
-    drop(pushes);
-    if let Some((push, tell)) = pusher {
-        let _ = push.await;
-        let _ = tell.await;
+    // The pusher ends once its changes close, after its final push.
+    drop(outlets);
+    for task in tasks {
+        let _ = task.await;
     }
 }
 

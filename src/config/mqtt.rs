@@ -330,88 +330,9 @@ impl Config {
     pub fn mqtt(&self) -> Result<Mqtt, ConfigError> {
         let m = &self.mqtt;
         let broker = if m.url.trim().is_empty() {
-            let address = |key: &str, value: &str| {
-                value.trim().parse::<SocketAddr>().map_err(|_| {
-                    error(
-                        format!("mqtt.embedded.{key}"),
-                        &format!("{value:?}"),
-                        "an address and port such as \"127.0.0.1:1883\"",
-                    )
-                })
-            };
-            let e = &m.embedded;
-            let listen = address("listen", &e.listen)?;
-            let ws_listen =
-                if e.ws_listen.trim().is_empty() { None } else { Some(address("ws_listen", &e.ws_listen)?) };
-            let kind = match e.broker.as_str() {
-                "auto" => EmbeddedKind::Auto,
-                "mosquitto" => EmbeddedKind::Mosquitto,
-                "builtin" => EmbeddedKind::Builtin,
-                other => {
-                    return Err(error(
-                        "mqtt.embedded.broker".into(),
-                        &quoted(other),
-                        "\"auto\" (Mosquitto when installed), \"mosquitto\" or \"builtin\" (no access control)",
-                    ));
-                }
-            };
-            let anonymous = match e.anonymous.as_str() {
-                "public" => Anonymous::Public,
-                "live" => Anonymous::Live,
-                "none" => Anonymous::None,
-                other => {
-                    return Err(error(
-                        "mqtt.embedded.anonymous".into(),
-                        &quoted(other),
-                        "\"public\" (read the public tree), \"live\" (also the live tree) or \"none\"",
-                    ));
-                }
-            };
-            if e.max_connections == 0 {
-                return Err(error(
-                    "mqtt.embedded.max_connections".into(),
-                    "0",
-                    "a positive number of connections (4096 suits a hall)",
-                ));
-            }
-            let mosquitto_bin = (!e.mosquitto_bin.trim().is_empty()).then(|| PathBuf::from(e.mosquitto_bin.trim()));
-            let tls = pem_pair(
-                ("mqtt.embedded.tls_cert_file", &e.tls_cert_file),
-                ("mqtt.embedded.tls_key_file", &e.tls_key_file),
-                "the broker's certificate",
-            )?;
-            if tls.is_some() && kind == EmbeddedKind::Builtin {
-                return Err(error(
-                    "mqtt.embedded.broker".into(),
-                    "\"builtin\"",
-                    "\"mosquitto\" or \"auto\" when mqtt.embedded.tls_cert_file is set (the built-in broker cannot serve TLS)",
-                ));
-            }
-            BrokerChoice::Embedded(Embedded {
-                kind,
-                mosquitto_bin,
-                listen,
-                ws_listen,
-                accounts_file: e.accounts_file.clone(),
-                anonymous,
-                max_connections: e.max_connections,
-                tls,
-            })
+            BrokerChoice::Embedded(embedded(&m.embedded)?)
         } else {
-            let mut broker = parse_broker_url(m.url.trim(), &m.ca_file)?;
-            broker.client_auth = pem_pair(
-                ("mqtt.client_cert_file", &m.client_cert_file),
-                ("mqtt.client_key_file", &m.client_key_file),
-                "this client's certificate",
-            )?;
-            if broker.client_auth.is_some() && !broker.scheme.tls() {
-                return Err(error(
-                    "mqtt.client_cert_file".into(),
-                    &quoted(&m.client_cert_file),
-                    "\"\" with a mqtt:// or ws:// URL (client certificates need mqtts:// or wss://)",
-                ));
-            }
-            BrokerChoice::External(broker)
+            BrokerChoice::External(external(m)?)
         };
         let languages = m
             .languages
@@ -451,4 +372,91 @@ impl Config {
             ca_file: (!m.ca_file.trim().is_empty()).then(|| PathBuf::from(m.ca_file.trim())),
         })
     }
+}
+
+/// `[mqtt.embedded]`: the broker the daemon runs itself.
+fn embedded(e: &EmbeddedConfig) -> Result<Embedded, ConfigError> {
+    let address = |key: &str, value: &str| {
+        value.trim().parse::<SocketAddr>().map_err(|_| {
+            error(
+                format!("mqtt.embedded.{key}"),
+                &format!("{value:?}"),
+                "an address and port such as \"127.0.0.1:1883\"",
+            )
+        })
+    };
+    let listen = address("listen", &e.listen)?;
+    let ws_listen = if e.ws_listen.trim().is_empty() { None } else { Some(address("ws_listen", &e.ws_listen)?) };
+    let kind = match e.broker.as_str() {
+        "auto" => EmbeddedKind::Auto,
+        "mosquitto" => EmbeddedKind::Mosquitto,
+        "builtin" => EmbeddedKind::Builtin,
+        other => {
+            return Err(error(
+                "mqtt.embedded.broker".into(),
+                &quoted(other),
+                "\"auto\" (Mosquitto when installed), \"mosquitto\" or \"builtin\" (no access control)",
+            ));
+        }
+    };
+    let anonymous = match e.anonymous.as_str() {
+        "public" => Anonymous::Public,
+        "live" => Anonymous::Live,
+        "none" => Anonymous::None,
+        other => {
+            return Err(error(
+                "mqtt.embedded.anonymous".into(),
+                &quoted(other),
+                "\"public\" (read the public tree), \"live\" (also the live tree) or \"none\"",
+            ));
+        }
+    };
+    if e.max_connections == 0 {
+        return Err(error(
+            "mqtt.embedded.max_connections".into(),
+            "0",
+            "a positive number of connections (4096 suits a hall)",
+        ));
+    }
+    let mosquitto_bin = (!e.mosquitto_bin.trim().is_empty()).then(|| PathBuf::from(e.mosquitto_bin.trim()));
+    let tls = pem_pair(
+        ("mqtt.embedded.tls_cert_file", &e.tls_cert_file),
+        ("mqtt.embedded.tls_key_file", &e.tls_key_file),
+        "the broker's certificate",
+    )?;
+    if tls.is_some() && kind == EmbeddedKind::Builtin {
+        return Err(error(
+            "mqtt.embedded.broker".into(),
+            "\"builtin\"",
+            "\"mosquitto\" or \"auto\" when mqtt.embedded.tls_cert_file is set (the built-in broker cannot serve TLS)",
+        ));
+    }
+    Ok(Embedded {
+        kind,
+        mosquitto_bin,
+        listen,
+        ws_listen,
+        accounts_file: e.accounts_file.clone(),
+        anonymous,
+        max_connections: e.max_connections,
+        tls,
+    })
+}
+
+/// `mqtt.url` and the client's certificate: the hall's own broker.
+fn external(m: &MqttConfig) -> Result<BrokerUrl, ConfigError> {
+    let mut broker = parse_broker_url(m.url.trim(), &m.ca_file)?;
+    broker.client_auth = pem_pair(
+        ("mqtt.client_cert_file", &m.client_cert_file),
+        ("mqtt.client_key_file", &m.client_key_file),
+        "this client's certificate",
+    )?;
+    if broker.client_auth.is_some() && !broker.scheme.tls() {
+        return Err(error(
+            "mqtt.client_cert_file".into(),
+            &quoted(&m.client_cert_file),
+            "\"\" with a mqtt:// or ws:// URL (client certificates need mqtts:// or wss://)",
+        ));
+    }
+    Ok(broker)
 }

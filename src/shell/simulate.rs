@@ -70,120 +70,178 @@ pub async fn run(
     linger: Duration,
     shutdown: CancellationToken,
 ) -> std::io::Result<Simulated> {
-    let mut simulated = Simulated::default();
     let serial = settings.serial.clone().unwrap_or_else(|| serial_of(&header.board));
-    let Some(mut board) = simulator(settings.protocol, &serial, settings.white_side) else {
+    let Some(board) = simulator(settings.protocol, &serial, settings.white_side) else {
         return Err(std::io::Error::other("a board of protocol \"events\" cannot be simulated: choose a board family"));
     };
-    // The board's own time (boards that stream send their reports on it),
-    // from power-on.
-    let powered = SessionClock::start(1.0);
-    let mut pty = Some(Pty::open(&settings.link)?);
-    // The game starts when the host first asks for updates, so that a
-    // daemon started a moment later still sees it from the beginning.
-    let mut clock: Option<SessionClock> = None;
-    // The game's time when it was paused for want of a reader.
-    let mut paused: Option<Timestamp> = None;
-    let mut unplug_at: Option<Instant> = None;
-    let mut replug_at: Option<Instant> = None;
-    let mut records = records.into_iter().peekable();
+    let pty = Some(Pty::open(&settings.link)?);
+    let mut sim = Simulation {
+        board,
+        powered: SessionClock::start(1.0),
+        pty,
+        clock: None,
+        paused: None,
+        unplug_at: None,
+        replug_at: None,
+        records: records.into_iter().peekable(),
+        end: None,
+        rng: boardcast_sim::Rng::new(0x5eed),
+        simulated: Simulated::default(),
+        settings,
+    };
     // The board as the capture begins.
-    while let Some(record) = records.next_if(|r| r.t == Timestamp::ZERO) {
-        play_record(board.as_mut(), &record);
+    while let Some(record) = sim.records.next_if(|r| r.t == Timestamp::ZERO) {
+        play_record(sim.board.as_mut(), &record);
     }
     let mut buf = [0u8; 256];
-    let mut end: Option<Instant> = None;
-    let mut rng = boardcast_sim::Rng::new(0x5eed);
     loop {
-        // A board that sends by itself (or that the host has started)
-        // begins, or goes on after a pause, once a program reads it.
-        if board.sends_updates() && pty.as_ref().is_some_and(Pty::host_present) {
-            if clock.is_none() {
-                clock = Some(SessionClock::start(settings.speed));
-                unplug_at = settings.unplug_at.map(|d| Instant::now() + d);
-            }
-            if let Some(at) = paused.take() {
-                clock = Some(SessionClock::resume_at(at, settings.speed));
-            }
-        }
-        let next_record =
-            clock.filter(|_| paused.is_none()).and_then(|clock| records.peek().map(|r| clock.instant_of(r.t)));
-        if clock.is_some() && paused.is_none() && next_record.is_none() && end.is_none() {
-            end = Some(Instant::now() + linger);
-        }
-        let board_timer = board.poll_timeout().map(|t| powered.instant_of(t));
-        let wake = [next_record, unplug_at, replug_at, end, board_timer].into_iter().flatten().min();
+        sim.start_when_read();
+        let wake = sim.next_wake(linger);
         tokio::select! {
-            () = shutdown.cancelled() => return Ok(simulated),
-            read = read_host(pty.as_ref(), &mut buf) => match read? {
-                Some(n) => {
-                    board.handle_host_bytes(&buf[..n]);
-                    if clock.is_none() && board.sends_updates() {
-                        clock = Some(SessionClock::start(settings.speed));
-                        unplug_at = settings.unplug_at.map(|d| Instant::now() + d);
-                    }
-                    if let Some(at) = paused.filter(|_| board.sends_updates()) {
-                        paused = None;
-                        clock = Some(SessionClock::resume_at(at, settings.speed));
-                    }
-                }
+            () = shutdown.cancelled() => return Ok(sim.simulated),
+            read = read_host(sim.pty.as_ref(), &mut buf) => match read? {
+                Some(n) => sim.handle_host_bytes(&buf[..n]),
                 // Nobody has the port open: wait a little rather than spin.
                 None => {
-                    if settings.pause_while_unread && paused.is_none() && let Some(clock) = clock {
-                        paused = Some(clock.now());
-                    }
+                    sim.handle_unread();
                     sleep(Duration::from_millis(20)).await;
                 }
             },
             () = sleep_until(wake.unwrap_or_else(far_future)) => {
-                let now = Instant::now();
-                board.handle_timeout(powered.now());
-                if unplug_at.is_some_and(|at| now >= at) {
-                    unplug_at = None;
-                    pty = None;
-                    board.handle_unplugged();
-                    replug_at = settings.replug_after.map(|d| now + d);
-                }
-                if replug_at.is_some_and(|at| now >= at) {
-                    replug_at = None;
-                    pty = Some(Pty::open(&settings.link)?);
-                }
-                let Some(mut running) = clock.filter(|_| paused.is_none()) else { continue };
-                if settings.pause_while_unread && pty.as_ref().is_some_and(|p| !p.host_present()) {
-                    paused = Some(running.now());
-                    continue;
-                }
-                // Behind time (a machine under load), the records due are
-                // not played all at once: the board would show some
-                // positions for no time at all, which a real board never
-                // does (the last move and the kings of the result gesture
-                // in one report). The game goes on late instead, each
-                // record keeping its gap to the one before.
-                if let Some(next) = records.peek()
-                    && now.saturating_duration_since(running.instant_of(next.t)) > LATE
-                {
-                    running = SessionClock::resume_at(next.t, settings.speed);
-                    clock = Some(running);
-                }
-                while let Some(record) = records.next_if(|r| running.instant_of(r.t) <= now) {
-                    let before = board.picture().clone();
-                    play_record(board.as_mut(), &record);
-                    if pty.is_none() {
-                        simulated.squares_changed_while_unplugged +=
-                            shakmaty::Square::ALL.into_iter().filter(|&sq| board.picture().get(sq) != before.get(sq)).count();
-                    }
-                }
-                if end.is_some_and(|e| now >= e) && replug_at.is_none() {
-                    return Ok(simulated);
+                if sim.handle_wake(Instant::now())? {
+                    return Ok(sim.simulated);
                 }
             }
         }
-        if let Some(bytes) = poll_transmit_noisy(board.as_mut(), settings.noise, &mut rng)
-            && let Some(pty) = &pty
+        if let Some(bytes) = poll_transmit_noisy(sim.board.as_mut(), sim.settings.noise, &mut sim.rng)
+            && let Some(pty) = &sim.pty
         {
             // Unplugged, the bytes go nowhere.
             pty.write_all(&bytes).await?;
         }
+    }
+}
+
+/// A simulated board playing a capture behind its pseudo-terminal.
+struct Simulation {
+    board: Box<dyn SimulatedBoard>,
+    /// The board's own time (boards that stream send their reports on it),
+    /// from power-on.
+    powered: SessionClock,
+    /// The pseudo-terminal; `None` while unplugged.
+    pty: Option<Pty>,
+    /// The game's time: it starts when the host first asks for updates, so
+    /// that a daemon started a moment later still sees it from the
+    /// beginning.
+    clock: Option<SessionClock>,
+    /// The game's time when it was paused for want of a reader.
+    paused: Option<Timestamp>,
+    unplug_at: Option<Instant>,
+    replug_at: Option<Instant>,
+    records: std::iter::Peekable<std::vec::IntoIter<Record>>,
+    /// When the simulation ends (the capture played, and `linger` over).
+    end: Option<Instant>,
+    rng: boardcast_sim::Rng,
+    simulated: Simulated,
+    settings: SimulateSettings,
+}
+
+impl Simulation {
+    /// The game's time starts (at power-on, or when the host first asks).
+    fn start_clock(&mut self) {
+        self.clock = Some(SessionClock::start(self.settings.speed));
+        self.unplug_at = self.settings.unplug_at.map(|d| Instant::now() + d);
+    }
+
+    /// A board that sends by itself (or that the host has started) begins,
+    /// or goes on after a pause, once a program reads it.
+    fn start_when_read(&mut self) {
+        if self.board.sends_updates() && self.pty.as_ref().is_some_and(Pty::host_present) {
+            if self.clock.is_none() {
+                self.start_clock();
+            }
+            if let Some(at) = self.paused.take() {
+                self.clock = Some(SessionClock::resume_at(at, self.settings.speed));
+            }
+        }
+    }
+
+    /// When something is due next: a record, the cable, the end, the board.
+    fn next_wake(&mut self, linger: Duration) -> Option<Instant> {
+        let next_record = self
+            .clock
+            .filter(|_| self.paused.is_none())
+            .and_then(|clock| self.records.peek().map(|r| clock.instant_of(r.t)));
+        if self.clock.is_some() && self.paused.is_none() && next_record.is_none() && self.end.is_none() {
+            self.end = Some(Instant::now() + linger);
+        }
+        let board_timer = self.board.poll_timeout().map(|t| self.powered.instant_of(t));
+        [next_record, self.unplug_at, self.replug_at, self.end, board_timer].into_iter().flatten().min()
+    }
+
+    /// The host wrote to the board.
+    fn handle_host_bytes(&mut self, bytes: &[u8]) {
+        self.board.handle_host_bytes(bytes);
+        if self.clock.is_none() && self.board.sends_updates() {
+            self.start_clock();
+        }
+        if let Some(at) = self.paused.filter(|_| self.board.sends_updates()) {
+            self.paused = None;
+            self.clock = Some(SessionClock::resume_at(at, self.settings.speed));
+        }
+    }
+
+    /// Nobody has the port open.
+    fn handle_unread(&mut self) {
+        if self.settings.pause_while_unread
+            && self.paused.is_none()
+            && let Some(clock) = self.clock
+        {
+            self.paused = Some(clock.now());
+        }
+    }
+
+    /// Something came due: the board's timer, the cable pulled or put
+    /// back, the records due played. `true` when the simulation is over.
+    fn handle_wake(&mut self, now: Instant) -> std::io::Result<bool> {
+        self.board.handle_timeout(self.powered.now());
+        if self.unplug_at.is_some_and(|at| now >= at) {
+            self.unplug_at = None;
+            self.pty = None;
+            self.board.handle_unplugged();
+            self.replug_at = self.settings.replug_after.map(|d| now + d);
+        }
+        if self.replug_at.is_some_and(|at| now >= at) {
+            self.replug_at = None;
+            self.pty = Some(Pty::open(&self.settings.link)?);
+        }
+        let Some(mut running) = self.clock.filter(|_| self.paused.is_none()) else { return Ok(false) };
+        if self.settings.pause_while_unread && self.pty.as_ref().is_some_and(|p| !p.host_present()) {
+            self.paused = Some(running.now());
+            return Ok(false);
+        }
+        // Behind time (a machine under load), the records due are not
+        // played all at once: the board would show some positions for no
+        // time at all, which a real board never does (the last move and
+        // the kings of the result gesture in one report). The game goes on
+        // late instead, each record keeping its gap to the one before.
+        if let Some(next) = self.records.peek()
+            && now.saturating_duration_since(running.instant_of(next.t)) > LATE
+        {
+            running = SessionClock::resume_at(next.t, self.settings.speed);
+            self.clock = Some(running);
+        }
+        while let Some(record) = self.records.next_if(|r| running.instant_of(r.t) <= now) {
+            let before = self.board.picture().clone();
+            play_record(self.board.as_mut(), &record);
+            if self.pty.is_none() {
+                self.simulated.squares_changed_while_unplugged += shakmaty::Square::ALL
+                    .into_iter()
+                    .filter(|&sq| self.board.picture().get(sq) != before.get(sq))
+                    .count();
+            }
+        }
+        Ok(self.end.is_some_and(|e| now >= e) && self.replug_at.is_none())
     }
 }
 

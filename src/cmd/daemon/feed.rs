@@ -145,51 +145,7 @@ pub(super) async fn start(
     key: OperatorKey,
     requests: mpsc::UnboundedSender<Heard>,
 ) -> anyhow::Result<FeedStarted> {
-    let mut credentials = mqtt.credentials.clone();
-    let mut managed = None;
-    let mut reload = reload::Target::Nothing(
-        "the built-in broker (rumqttd) has no accounts and no TLS; the daemon goes on".to_owned(),
-    );
-    let (broker, embedded) = match &mqtt.broker {
-        BrokerChoice::External(url) => {
-            reload = reload::Target::Nothing(format!(
-                "the broker is {} (mqtt.url), whose accounts and certificates are its own: reload them there (a client certificate of the daemon, mqtt.client_cert_file, is read at start: restart the daemon after renewing it)",
-                url.url
-            ));
-            (url.clone(), None)
-        }
-        BrokerChoice::Embedded(embedded) => {
-            let (listen, ws_listen) = (embedded.listen, embedded.ws_listen);
-            // Where the daemon's own clients connect: with TLS, the managed
-            // broker's plain loopback listener.
-            let mut own = listen;
-            match start_embedded(embedded, &mqtt.root).await? {
-                Some((mosquitto, accounts)) => {
-                    reload = reload::Target::Mosquitto {
-                        reloader: mosquitto.reloader(),
-                        accounts_file: embedded.accounts_file.clone(),
-                        accounts,
-                    };
-                    credentials = Some(mosquitto.credentials.clone());
-                    own = mosquitto.own;
-                    managed = Some(mosquitto);
-                }
-                None => {
-                    broker::start(listen, ws_listen).await.context("starting the embedded MQTT broker")?;
-                }
-            }
-            let host = if own.ip().is_unspecified() { "127.0.0.1".to_owned() } else { own.ip().to_string() };
-            let url = BrokerUrl {
-                url: format!("mqtt://{host}:{}", own.port()),
-                scheme: Scheme::Mqtt,
-                host,
-                port: own.port(),
-                ca_file: None,
-                client_auth: None,
-            };
-            (url, Some(broker::EmbeddedBroker { listen, ws_listen }))
-        }
-    };
+    let Broker { url: broker, embedded, credentials, managed, reload } = broker(mqtt).await?;
     let bridge_id = if mqtt.bridge_id.trim().is_empty() { host_name() } else { mqtt.bridge_id.clone() };
     let topics = Topics::new(&mqtt.root, &bridge_id);
     let settings = FeedSettings { topics: topics.clone(), boot: boot.clone(), languages: mqtt.languages.clone() };
@@ -245,6 +201,71 @@ pub(super) async fn start(
         mosquitto: managed,
         reload: Some(reload),
     })
+}
+
+/// Where the feed goes, and what was started for it.
+struct Broker {
+    /// Where the daemon's own clients connect.
+    url: BrokerUrl,
+    /// The embedded broker's addresses, if the broker is the embedded one.
+    embedded: Option<broker::EmbeddedBroker>,
+    /// How the daemon's clients log in.
+    credentials: Option<(String, String)>,
+    /// The managed Mosquitto, if it runs.
+    managed: Option<ManagedMosquitto>,
+    /// What SIGHUP can reload.
+    reload: reload::Target,
+}
+
+/// The broker the configuration names (`mqtt.url`), or the embedded one,
+/// started: the managed Mosquitto when installed, else the built-in one.
+async fn broker(mqtt: &Mqtt) -> anyhow::Result<Broker> {
+    let mut credentials = mqtt.credentials.clone();
+    let mut managed = None;
+    let mut reload = reload::Target::Nothing(
+        "the built-in broker (rumqttd) has no accounts and no TLS; the daemon goes on".to_owned(),
+    );
+    let (url, embedded) = match &mqtt.broker {
+        BrokerChoice::External(url) => {
+            reload = reload::Target::Nothing(format!(
+                "the broker is {} (mqtt.url), whose accounts and certificates are its own: reload them there (a client certificate of the daemon, mqtt.client_cert_file, is read at start: restart the daemon after renewing it)",
+                url.url
+            ));
+            (url.clone(), None)
+        }
+        BrokerChoice::Embedded(embedded) => {
+            let (listen, ws_listen) = (embedded.listen, embedded.ws_listen);
+            // Where the daemon's own clients connect: with TLS, the managed
+            // broker's plain loopback listener.
+            let mut own = listen;
+            match start_embedded(embedded, &mqtt.root).await? {
+                Some((mosquitto, accounts)) => {
+                    reload = reload::Target::Mosquitto {
+                        reloader: mosquitto.reloader(),
+                        accounts_file: embedded.accounts_file.clone(),
+                        accounts,
+                    };
+                    credentials = Some(mosquitto.credentials.clone());
+                    own = mosquitto.own;
+                    managed = Some(mosquitto);
+                }
+                None => {
+                    broker::start(listen, ws_listen).await.context("starting the embedded MQTT broker")?;
+                }
+            }
+            let host = if own.ip().is_unspecified() { "127.0.0.1".to_owned() } else { own.ip().to_string() };
+            let url = BrokerUrl {
+                url: format!("mqtt://{host}:{}", own.port()),
+                scheme: Scheme::Mqtt,
+                host,
+                port: own.port(),
+                ca_file: None,
+                client_auth: None,
+            };
+            (url, Some(broker::EmbeddedBroker { listen, ws_listen }))
+        }
+    };
+    Ok(Broker { url, embedded, credentials, managed, reload })
 }
 
 /// Starts the managed Mosquitto when it is wanted and installed, with the

@@ -119,17 +119,7 @@ pub async fn run(
     mut marks: mpsc::UnboundedReceiver<Caught>,
     report: mpsc::UnboundedSender<PublisherEvent>,
 ) {
-    let (client, mut eventloop) = AsyncClient::new(options(&settings), 256);
-    // Nagle's algorithm held a small publish until the broker acknowledged
-    // the one before: a move's `made` reached subscribers at p99 30 ms
-    // instead of 6 (BENCHMARKS.md section 5). Messages here are few and
-    // each one matters at once.
-    let mut network = eventloop.network_options();
-    network.set_tcp_nodelay(true);
-    eventloop.set_network_options(network);
-    let (loop_tx, mut loop_rx) = mpsc::unbounded_channel();
-    let stop_loop = CancellationToken::new();
-    let event_loop = tokio::spawn(drive_event_loop(eventloop, loop_tx, stop_loop.clone()));
+    let Connection { client, mut loop_rx, stop_loop, event_loop } = connect(&settings);
 
     // The hub's time: a monotonic clock from here (the wall clock may jump).
     let origin = Instant::now();
@@ -206,11 +196,49 @@ pub async fn run(
         outbox.handle_publication(&publication);
     }
     outbox.handle_publication(&bridge_status(&settings, "offline"));
+    let connection = Connection { client, loop_rx, stop_loop, event_loop };
+    let undelivered = say_goodbye(connection, &mut outbox, &report).await;
+    let _ = report.send(PublisherEvent::Stopped { undelivered });
+}
+
+/// The publisher's connection: its client, and the task that drives the
+/// client's event loop and reports what happens on it.
+struct Connection {
+    client: AsyncClient,
+    loop_rx: mpsc::UnboundedReceiver<LoopEvent>,
+    stop_loop: CancellationToken,
+    event_loop: tokio::task::JoinHandle<()>,
+}
+
+/// Connects (and keeps connecting) to the broker.
+fn connect(settings: &PublisherSettings) -> Connection {
+    let (client, mut eventloop) = AsyncClient::new(options(settings), 256);
+    // Nagle's algorithm held a small publish until the broker acknowledged
+    // the one before: a move's `made` reached subscribers at p99 30 ms
+    // instead of 6 (BENCHMARKS.md section 5). Messages here are few and
+    // each one matters at once.
+    let mut network = eventloop.network_options();
+    network.set_tcp_nodelay(true);
+    eventloop.set_network_options(network);
+    let (loop_tx, loop_rx) = mpsc::unbounded_channel();
+    let stop_loop = CancellationToken::new();
+    let event_loop = tokio::spawn(drive_event_loop(eventloop, loop_tx, stop_loop.clone()));
+    Connection { client, loop_rx, stop_loop, event_loop }
+}
+
+/// Hands over what is left (for a few seconds at most if the broker is
+/// away), then disconnects; returns how many messages went unacknowledged.
+async fn say_goodbye(
+    connection: Connection,
+    outbox: &mut Outbox,
+    report: &mpsc::UnboundedSender<PublisherEvent>,
+) -> usize {
+    let Connection { client, mut loop_rx, stop_loop, event_loop } = connection;
     let deadline = Instant::now() + Duration::from_secs(3);
     while !outbox.is_idle() && Instant::now() < deadline {
-        hand_over(&mut outbox, &client);
+        hand_over(outbox, &client);
         tokio::select! {
-            Some(event) = loop_rx.recv() => handle_loop_event(&mut outbox, event, &report),
+            Some(event) = loop_rx.recv() => handle_loop_event(outbox, event, report),
             () = sleep(Duration::from_millis(20)) => {}
         }
     }
@@ -226,7 +254,7 @@ pub async fn run(
     .await;
     stop_loop.cancel();
     let _ = event_loop.await;
-    let _ = report.send(PublisherEvent::Stopped { undelivered: outbox.unacknowledged() });
+    outbox.unacknowledged()
 }
 
 fn handle_loop_event(outbox: &mut Outbox, event: LoopEvent, report: &mpsc::UnboundedSender<PublisherEvent>) {

@@ -386,4 +386,34 @@ mod tests {
         assert!(updates >= COMMANDS);
         assert!(records <= 2 * updates, "{records} game records handed over for {updates} changes");
     }
+
+    /// The capture comes first: what an input leads to reaches no sink
+    /// before the recorder says the input is written. A recorder that
+    /// holds its answer holds the outputs; its answer lets them go.
+    #[tokio::test(flavor = "current_thread")]
+    async fn outputs_wait_until_the_input_is_in_the_capture() {
+        let session = BoardSession::new(Protocol::EVENTS, ReconstructorConfig::default(), GameSetup::default());
+        let (inputs_tx, inputs_rx) = mpsc::channel(16);
+        let (record_tx, mut record_rx) = mpsc::unbounded_channel();
+        let (outputs_tx, mut outputs_rx) = mpsc::unbounded_channel();
+        let mut outlets = Outlets { record: Some(record_tx), ..Outlets::default() };
+        outlets.push(Forward::to(boardcast_core::sink::EveryOutput::default(), outputs_tx));
+        let driver = tokio::spawn(drive(session, inputs_rx, outlets, SessionClock::start(1.0)));
+        // What the session says before any input (nothing was recorded).
+        tokio::task::yield_now().await;
+        while outputs_rx.try_recv().is_ok() {}
+        let start = boardcast_core::sensor::Picture::from_board(&shakmaty::Board::new());
+        let body = InputBody::Event(SensorEvent::Board(Box::new(start)));
+        inputs_tx.send(Input { t: Timestamp::from_millis(5), body }).await.unwrap();
+        let Some(ToRecorder::Record(record)) = record_rx.recv().await else { panic!("the input is recorded first") };
+        assert!(matches!(record.body, RecordBody::Event(_)));
+        let Some(ToRecorder::Written(written)) = record_rx.recv().await else { panic!("then a marker") };
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(outputs_rx.try_recv().is_err(), "nothing goes out before the capture has the input");
+        written.send(()).unwrap();
+        let output = tokio::time::timeout(std::time::Duration::from_secs(5), outputs_rx.recv()).await;
+        assert!(matches!(output, Ok(Some(Output::Event(_)))), "the game starts, once written: {output:?}");
+        drop(inputs_tx);
+        driver.await.unwrap();
+    }
 }

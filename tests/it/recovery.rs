@@ -132,3 +132,75 @@ fn a_full_disk_pauses_the_recording_and_the_capture_is_whole_once_there_is_room(
     assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
     assert_eq!(crate::support::live::pgn_moves(&String::from_utf8_lossy(&replayed.stdout)), moves);
 }
+
+/// The capture is the record everything else is derived from: a daemon
+/// killed right after a move reached the PGN file and the feed has that
+/// move's input in its capture, every time (here ten times in one game),
+/// and a restart never finds the PGN ahead of the captures.
+#[test]
+fn a_daemon_killed_right_after_a_move_never_published_more_than_its_capture_holds() {
+    use crate::support::{
+        live::pgn_moves,
+        mqtt::{Subscriber, free_port, game_from_moves, wait_listening},
+    };
+    let hall = Hall::new("capture-first");
+    let port = free_port();
+    let config = hall.config_with_mqtt(
+        &["b1"],
+        &format!(
+            "[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\nanonymous = \"live\"\n"
+        ),
+    );
+    let capture = hall.synth_capture("livechess-vestland-round1.pgn", 3, "b1");
+    let mut board = hall.simulate(&capture, "b1", &["--pause-while-unread"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(port, Duration::from_secs(20)), "the broker listens: {}", hall.log());
+    let feed = Subscriber::start(&runtime, port, "boardcast/v1/live/+/+/+/moves", "watcher");
+    let pgn_path = hall.dir.join("pgn/event/round-1/game-b1.pgn");
+    let plies = |text: &str| pgn_moves(text).last().map_or(0, Vec::len);
+    let mut kills = 0;
+    while kills < 10 {
+        // A move reaches the PGN file: kill the daemon at once.
+        let before = plies(&std::fs::read_to_string(&pgn_path).unwrap_or_default());
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut written = before;
+        while written <= before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+            written = plies(&std::fs::read_to_string(&pgn_path).unwrap_or_default());
+        }
+        if written <= before {
+            break; // the game is over
+        }
+        daemon.kill().unwrap();
+        daemon.wait().unwrap();
+        kills += 1;
+        let in_pgn = plies(&std::fs::read_to_string(&pgn_path).unwrap());
+        let captures = hall.captures("b1");
+        let replayed = hall.dir.join(format!("replayed-{kills}.pgn"));
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(["replay", "--fast"])
+            .args(&captures)
+            .arg("--pgn")
+            .arg(&replayed)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success() || status.code() == Some(1), "replay ran");
+        let in_capture = plies(&std::fs::read_to_string(&replayed).unwrap());
+        assert!(in_pgn <= in_capture, "kill {kills}: the PGN had {in_pgn} plies, the capture gives {in_capture}");
+        let (published, _) = game_from_moves(&feed.received(), "boardcast/v1/live/event/1/b1/moves");
+        assert!(
+            published.len() <= in_capture,
+            "kill {kills}: the feed had {} plies, the capture gives {in_capture}",
+            published.len()
+        );
+        daemon = hall.run(&config);
+    }
+    assert!(kills >= 5, "killed after {kills} moves only: {}", hall.log());
+    assert!(wait(&mut board, Duration::from_secs(180)), "the simulated game ended");
+    stop(&mut daemon);
+    let log = hall.log();
+    assert!(!log.contains("was longer before this start"), "the PGN was never ahead of the captures: {log}");
+    assert!(!log.contains("ERROR"), "an ordinary crash leaves nothing to report: {log}");
+}

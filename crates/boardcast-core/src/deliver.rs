@@ -31,7 +31,7 @@ pub struct RoundPgn {
     /// PGN files have it.
     pub folder: String,
     /// Each board's file name in the folder (`game-12.pgn`) and its games.
-    pub boards: Vec<(String, String)>,
+    pub(crate) boards: Vec<(String, String)>,
     /// Every game of the round, one PGN each, in board order.
     pub games: Vec<String>,
 }

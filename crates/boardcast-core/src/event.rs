@@ -91,9 +91,9 @@ pub struct MoveInfo {
     /// The ply (1-based).
     pub ply: usize,
     /// Who moved.
-    pub mover: Color,
+    pub(crate) mover: Color,
     /// Standard English SAN.
-    pub san: Notation,
+    pub(crate) san: Notation,
     /// UCI, when the move is legal or its squares are known.
     pub uci: String,
     /// The position after the move.
@@ -102,7 +102,7 @@ pub struct MoveInfo {
     pub inferred: bool,
     /// Filled in with other plies whose order the board did not show (the
     /// same moves in another order reach the same position).
-    pub order_uncertain: bool,
+    pub(crate) order_uncertain: bool,
 }
 
 impl MoveInfo {
@@ -121,11 +121,11 @@ impl MoveInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockState {
     /// White's remaining time in milliseconds.
-    pub white_ms: u64,
+    pub(crate) white_ms: u64,
     /// Black's remaining time in milliseconds.
-    pub black_ms: u64,
+    pub(crate) black_ms: u64,
     /// Whose clock runs; `None` when stopped.
-    pub running: Option<Color>,
+    pub(crate) running: Option<Color>,
 }
 
 /// How the physical board relates to the game.

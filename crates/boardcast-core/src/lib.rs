@@ -30,6 +30,27 @@
 //! Its dependencies are shakmaty, serde and a few small pure crates; CI
 //! fails if an async runtime, a broker or a serial-port crate appears in
 //! `cargo tree -p boardcast-core`.
+//!
+//! # The API
+//!
+//! What other crates (the daemon, the simulator, the tests) use is public;
+//! everything else is `pub(crate)`, and `unreachable_pub` keeps it so
+//! (CONTRIBUTING.md has the count). The types a caller starts from are
+//! re-exported here: a [`BoardSession`] driven with bytes or
+//! [`SensorEvent`]s and [`Timestamp`]s, whose [`Output`]s go to
+//! [`Sink`]s that see the games through [`Games`]; a board's
+//! [`Protocol`] and its [`Family`]; the capture's [`CaptureHeader`] and
+//! [`Record`]s.
+
+pub use self::{
+    capture::{CaptureHeader, Record},
+    protocol::{FAMILIES, Family, Protocol},
+    sensor::SensorEvent,
+    session::{BoardSession, Output},
+    sink::{Games, Sink},
+    time::Timestamp,
+};
+
 pub mod alert;
 pub mod capture;
 pub mod deliver;

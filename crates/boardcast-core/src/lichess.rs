@@ -39,7 +39,7 @@ pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(2);
 
 /// The longest wait after failures (and between tries with a refused
 /// token).
-pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(60);
+pub const BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// A push to make now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -276,8 +276,9 @@ impl Pusher {
         self.events.pop_front()
     }
 
+    #[cfg(test)]
     /// Whether a push is under way.
-    pub const fn in_flight(&self) -> bool {
+    pub(crate) const fn in_flight(&self) -> bool {
         self.in_flight.is_some()
     }
 

@@ -254,7 +254,7 @@ impl Command {
     }
 
     /// The JSON object.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("commands serialise")
     }
 
@@ -277,7 +277,7 @@ impl Command {
     /// # Errors
     ///
     /// What is out of bounds, in words for the operator.
-    pub fn check(&self) -> Result<(), CommandError> {
+    pub(crate) fn check(&self) -> Result<(), CommandError> {
         let text = |what: &str, value: &str, max: usize| {
             let chars = value.chars().count();
             if chars > max {

@@ -214,11 +214,6 @@ impl Pair {
         }
     }
 
-    /// The settings.
-    pub fn settings(&self) -> &PairSettings {
-        &self.settings
-    }
-
     /// The game board's game, after any input to its session (cheap when
     /// nothing changed).
     pub fn handle_game(&mut self, now: Timestamp, game: Option<&GameRecord>) {

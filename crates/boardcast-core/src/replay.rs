@@ -120,14 +120,6 @@ pub struct Resumed {
     pub records: usize,
 }
 
-/// Rebuilds a live board's session from `capture`: the same records through
-/// the same code, so the games come out exactly as they were. Unlike
-/// [`replay_capture`] the stream is not ended: pending deadlines stay
-/// pending, and the board goes on from there.
-pub fn resume(capture: &Capture, config: ReconstructorConfig, link: crate::protocol::link::LinkConfig) -> Resumed {
-    resume_records(&capture.header, &capture.records, config, link)
-}
-
 /// [`resume`] from records as they are read: the daemon streams a capture
 /// of a whole day through this, so that what it holds while resuming does
 /// not grow with the hours recorded.

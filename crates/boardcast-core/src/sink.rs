@@ -71,12 +71,12 @@ impl<'a> Games<'a> {
     }
 
     /// The game on the board now (the last one), if any has begun.
-    pub fn current(self) -> Option<&'a GameRecord> {
+    pub(crate) fn current(self) -> Option<&'a GameRecord> {
         self.reconstructor.game()
     }
 
     /// The game numbered `number` (numbers start at 1 on each board).
-    pub fn by_number(self, number: u32) -> Option<&'a GameRecord> {
+    pub(crate) fn by_number(self, number: u32) -> Option<&'a GameRecord> {
         self.reconstructor.game_by_number(number)
     }
 

@@ -20,7 +20,7 @@ pub use write::{format_header, format_record};
 use crate::{protocol::Protocol, sensor::SensorEvent, time::Timestamp};
 
 /// The version of the format this daemon reads and writes.
-pub(crate) const VERSION: u64 = 1;
+pub const VERSION: u64 = 1;
 
 /// The first line of a capture.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -62,7 +62,7 @@ pub enum Verdict {
 pub struct Budget {
     /// Moves played before the search gives up with
     /// [`Verdict::Unknown`].
-    pub moves: usize,
+    pub(crate) moves: usize,
 }
 
 impl Budget {
@@ -115,7 +115,7 @@ pub fn verdict_after(before: Option<&Chess>, pos: &Chess, budget: Budget) -> Ver
 /// Whether a ply from `before` to `after` moved or took a pawn, took a
 /// piece, promoted, or changed the castling rights: anything but a quiet
 /// piece move, which the search from `before`'s shape already covered.
-pub fn reshaped(before: &Chess, after: &Chess) -> bool {
+pub(crate) fn reshaped(before: &Chess, after: &Chess) -> bool {
     let (b, a) = (before.board(), after.board());
     (b.pawns() & b.white()) != (a.pawns() & a.white())
         || (b.pawns() & b.black()) != (a.pawns() & a.black())

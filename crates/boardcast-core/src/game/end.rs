@@ -8,12 +8,13 @@ use super::{
     record::{GameRecord, GameResult, Termination},
 };
 
+#[cfg(test)]
 /// The result the position after the last ply forces, if any: checkmate
 /// (5.1.1), stalemate (5.2.1), a dead position (5.2.2: insufficient
 /// material, or a blockade proved dead by [`dead::verdict_after`] within
 /// [`Budget::PER_MOVE`]), fivefold repetition (9.6.1) or the 75-move rule
 /// (9.6.2).
-pub fn forced_result(record: &GameRecord) -> Option<GameResult> {
+pub(crate) fn forced_result(record: &GameRecord) -> Option<GameResult> {
     forced_result_with(record, !record.position().legal_moves().is_empty())
 }
 

@@ -1,7 +1,7 @@
 //! The game: its record, how it ends, its time control, and its PGN.
 
 pub mod dead;
-pub mod end;
+pub(crate) mod end;
 pub mod pgn;
 pub mod record;
 pub mod time_control;

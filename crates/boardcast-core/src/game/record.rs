@@ -35,7 +35,7 @@ pub struct GameRecord {
     /// The result, once known.
     pub result: Option<GameResult>,
     /// When the game started (the start position settled on the board).
-    pub started_at: Timestamp,
+    pub(crate) started_at: Timestamp,
     /// Zobrist hash of the start position and of the position after each
     /// ply, for repetitions (9.2.2: same side to move, pieces, castling and
     /// en-passant possibilities).
@@ -50,7 +50,7 @@ pub struct Ply {
     /// The move in standard English algebraic notation.
     pub san: Notation,
     /// Who moved.
-    pub mover: Color,
+    pub(crate) mover: Color,
     /// The position after the move.
     pub after: Chess,
     /// Made (on the board) or completed (clock pressed, game ended, or the
@@ -59,9 +59,9 @@ pub struct Ply {
     /// When the board first showed the move.
     pub made_at: Timestamp,
     /// When the move was completed.
-    pub completed_at: Option<Timestamp>,
+    pub(crate) completed_at: Option<Timestamp>,
     /// When the mover pressed the clock for this move, if they did.
-    pub pressed_at: Option<Timestamp>,
+    pub(crate) pressed_at: Option<Timestamp>,
     /// The mover's remaining time after the move, in milliseconds.
     pub clock_ms: Option<u64>,
     /// The move was not seen on its own but filled in from a later board
@@ -72,7 +72,7 @@ pub struct Ply {
     /// position after them is certain, their order is not.
     pub order_uncertain: bool,
     /// Entered by the operator (from the scoresheet), not seen on the board.
-    pub entered: bool,
+    pub(crate) entered: bool,
 }
 
 /// What moved.
@@ -91,11 +91,11 @@ pub struct IllegalMove {
     /// The piece that moved.
     pub piece: Piece,
     /// Where it came from, if one square lost a piece of the mover.
-    pub from: Option<Square>,
+    pub(crate) from: Option<Square>,
     /// Where it went, if one square gained it.
-    pub to: Option<Square>,
+    pub(crate) to: Option<Square>,
     /// It went to a square where an opponent's piece stood.
-    pub capture: bool,
+    pub(crate) capture: bool,
 }
 
 /// A move as written on a scoresheet.
@@ -162,7 +162,7 @@ pub enum Termination {
 
 impl Termination {
     /// A short phrase for messages and the PGN `Termination` tag.
-    pub const fn describe(self) -> &'static str {
+    pub(crate) const fn describe(self) -> &'static str {
         match self {
             Self::Checkmate => "checkmate",
             Self::Stalemate => "stalemate",
@@ -248,12 +248,12 @@ impl GameRecord {
     }
 
     /// The last ply, if it is only made (not yet completed).
-    pub fn pending(&self) -> Option<&Ply> {
+    pub(crate) fn pending(&self) -> Option<&Ply> {
         self.plies.last().filter(|p| p.status == MoveStatus::Made)
     }
 
     /// Half-moves completed.
-    pub fn completed_plies(&self) -> usize {
+    pub(crate) fn completed_plies(&self) -> usize {
         self.plies.iter().rposition(|p| p.status == MoveStatus::Completed).map_or(0, |i| i + 1)
     }
 
@@ -322,7 +322,7 @@ impl GameRecord {
     }
 
     /// Removes the last ply (a move taken back, or replaced).
-    pub fn pop(&mut self) -> Option<Ply> {
+    pub(crate) fn pop(&mut self) -> Option<Ply> {
         let ply = self.plies.pop()?;
         self.hashes.pop();
         Some(ply)

@@ -7,18 +7,18 @@ use std::{fmt, str::FromStr};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeControl {
     /// The periods in order; the last one lasts until the end of the game.
-    pub periods: Vec<Period>,
+    pub(crate) periods: Vec<Period>,
 }
 
 /// One period of a time control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Period {
+pub(crate) struct Period {
     /// Moves to complete in this period; `None` for the rest of the game.
-    pub moves: Option<u32>,
+    pub(crate) moves: Option<u32>,
     /// Time for the period in seconds.
-    pub seconds: u64,
+    pub(crate) seconds: u64,
     /// Time added for each move, in seconds (Fischer increment).
-    pub increment_seconds: u64,
+    pub(crate) increment_seconds: u64,
 }
 
 /// Standard, rapid or blitz: which Laws apply to illegal moves and penalties.

@@ -17,7 +17,7 @@ mod trf;
 
 use std::collections::BTreeMap;
 
-pub use trf::{Tournament, TrfPlayer};
+pub(crate) use trf::Tournament;
 
 /// One player of a pairing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,11 +27,11 @@ pub struct Player {
     /// The FIDE title (`GM`, `IM`, `WGM`, …), if any.
     pub title: Option<String>,
     /// The FIDE rating, if any.
-    pub rating: Option<u16>,
+    pub(crate) rating: Option<u16>,
     /// The FIDE federation (`NOR`), if any.
     pub federation: Option<String>,
     /// The FIDE id, if any.
-    pub fide_id: Option<u64>,
+    pub(crate) fide_id: Option<u64>,
 }
 
 /// One board of a round.
@@ -45,8 +45,9 @@ pub struct Pairing {
     pub black: Player,
 }
 
+#[cfg(test)]
 /// The tags a pairing sets, in the order a PGN lists them.
-pub const TAGS: [&str; 10] = [
+pub(crate) const TAGS: [&str; 10] = [
     "White",
     "Black",
     "WhiteElo",

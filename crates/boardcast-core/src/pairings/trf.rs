@@ -33,9 +33,9 @@ use super::{Pairing, PairingsError, Player, title};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrfPlayer {
     /// The starting rank (the number the round blocks name).
-    pub start_rank: u32,
+    pub(crate) start_rank: u32,
     /// Name, title, rating, federation, id.
-    pub player: Player,
+    pub(crate) player: Player,
     /// The line it is on, from 1.
     pub line: usize,
     rounds: Vec<Entry>,
@@ -264,7 +264,7 @@ mod tests {
     use super::*;
 
     /// A player line from its fields, in their columns.
-    pub(crate) fn line(rank: u32, title: &str, name: &str, rating: u32, fed: &str, id: u64, rounds: &[&str]) -> String {
+    pub(super) fn line(rank: u32, title: &str, name: &str, rating: u32, fed: &str, id: u64, rounds: &[&str]) -> String {
         let mut line = format!(
             "001 {rank:>4} w{title:<3} {name:<33} {rating:>4} {fed:<3} {id:>11} {:<10} {:>4} {:>4}  ",
             "", "0.0", 1

@@ -42,7 +42,7 @@ impl Announcer {
     }
 
     /// One event of the board's session.
-    pub fn handle_event(&mut self, event: &Event) {
+    pub(crate) fn handle_event(&mut self, event: &Event) {
         match &event.kind {
             EventKind::GameStarted { start, .. } => {
                 self.start = Some((**start).clone());
@@ -80,7 +80,7 @@ impl Announcer {
     }
 
     /// The next thing to say.
-    pub fn poll_announcement(&mut self) -> Option<String> {
+    pub(crate) fn poll_announcement(&mut self) -> Option<String> {
         self.out.pop_front()
     }
 

@@ -41,7 +41,7 @@ pub struct Request {
 /// # Errors
 ///
 /// Not JSON, no board, an unknown command or a command out of bounds.
-pub fn parse_request(payload: &[u8]) -> Result<Request, (String, String)> {
+pub(crate) fn parse_request(payload: &[u8]) -> Result<Request, (String, String)> {
     let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(payload) else {
         return Err((String::new(), "the request is not a JSON object".into()));
     };

@@ -26,7 +26,7 @@ type HmacSha256 = Hmac<Sha256>;
 pub const MAX_AGE_MS: i64 = 5 * 60 * 1000;
 /// How far ahead of the daemon's clock a request's `ts_ms` may be: the
 /// tolerated skew between the clocks of `ctl`'s machine and the daemon's.
-pub(crate) const MAX_FUTURE_MS: i64 = 30 * 1000;
+pub const MAX_FUTURE_MS: i64 = 30 * 1000;
 /// The largest message on the commands topic that is read at all.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Commands per second a bridge accepts, on average…
@@ -107,7 +107,7 @@ impl OperatorKey {
 
     /// Whether `mac_hex` (64 lowercase hex characters) is the MAC of
     /// `message`, compared in constant time.
-    pub fn verify(&self, message: &[u8], mac_hex: &str) -> bool {
+    pub(crate) fn verify(&self, message: &[u8], mac_hex: &str) -> bool {
         let Some(expected) = decode_hex(mac_hex) else { return false };
         let mut mac = self.mac();
         mac.update(message);
@@ -118,11 +118,11 @@ impl OperatorKey {
 /// The envelope on the commands topic.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Envelope {
+pub struct Envelope {
     /// The request JSON, exactly as signed.
-    pub signed: String,
+    pub(crate) signed: String,
     /// HMAC-SHA256(key, UTF-8 bytes of `signed`), 64 lowercase hex.
-    pub mac: String,
+    pub(crate) mac: String,
 }
 
 /// The envelope for `request` (the request JSON as a string), as bytes
@@ -178,6 +178,12 @@ pub struct Guard {
 }
 
 impl Guard {
+    /// Ids the replay guard holds now.
+    #[cfg(test)]
+    pub(crate) fn remembered(&self) -> usize {
+        self.seen.len()
+    }
+
     /// A gate letting through what `key` signed.
     pub fn new(key: OperatorKey) -> Self {
         Self {
@@ -189,11 +195,6 @@ impl Guard {
             flooding: false,
             retained: VecDeque::new(),
         }
-    }
-
-    /// Ids the replay guard holds now.
-    pub fn remembered(&self) -> usize {
-        self.seen.len()
     }
 
     /// Judges one message received at `now_ms` (ms since the epoch).

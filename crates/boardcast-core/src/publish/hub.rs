@@ -151,12 +151,6 @@ impl Hub {
         self.out.pop_front()
     }
 
-    /// Public copies not yet released (they are lost if the daemon stops:
-    /// the live tree, the PGN files and the captures have everything).
-    pub fn held_back(&self) -> usize {
-        self.delayed.len()
-    }
-
     /// Updates a round's summary; it goes out at once, or
     /// [`SUMMARY_EVERY`] after it last went out.
     fn summary(&mut self, now: Timestamp, tree: Tree, round: &RoundPath, board: &str, entry: Value) {

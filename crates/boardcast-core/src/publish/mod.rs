@@ -64,7 +64,7 @@ pub struct Publication {
 
 impl Publication {
     /// Clears the retained message of `topic`.
-    pub fn clear(topic: String) -> Self {
+    pub(crate) fn clear(topic: String) -> Self {
         Self { topic, payload: None, retain: true, qos: Qos::AtMostOnce, public: false }
     }
 

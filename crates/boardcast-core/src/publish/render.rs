@@ -39,7 +39,7 @@ impl Language {
     }
 
     /// The letter for a piece (pawns have none).
-    pub const fn letter(self, role: Role) -> Option<char> {
+    pub(crate) const fn letter(self, role: Role) -> Option<char> {
         // King, queen, rook, bishop, knight, as appendix C.3 lists them
         // (and rules.md N2 for French).
         let letters = match self {
@@ -70,7 +70,7 @@ impl std::str::FromStr for Language {
 
 /// A legal move from `before` in `language`'s piece letters: `Sf3`,
 /// `exd8=D#`, `O-O`.
-pub fn localized(before: &Chess, m: Move, language: Language) -> String {
+pub(crate) fn localized(before: &Chess, m: Move, language: Language) -> String {
     let san = SanPlus::from_move(before.clone(), m).to_string();
     translate(&san, language)
 }
@@ -78,7 +78,7 @@ pub fn localized(before: &Chess, m: Move, language: Language) -> String {
 /// SAN-like text (English letters) in `language`'s letters. Only capitals
 /// are piece letters in SAN (files are lower case, castling is `O`), so
 /// the translation is letter by letter.
-pub fn translate(san: &str, language: Language) -> String {
+pub(crate) fn translate(san: &str, language: Language) -> String {
     san.chars()
         .map(|c| {
             let role = match c {
@@ -95,7 +95,7 @@ pub fn translate(san: &str, language: Language) -> String {
 }
 
 /// `"white"` or `"black"`.
-pub const fn color_name(color: Color) -> &'static str {
+pub(crate) const fn color_name(color: Color) -> &'static str {
     match color {
         Color::White => "white",
         Color::Black => "black",

@@ -124,7 +124,7 @@ const FR: Words = Words {
 /// Gustav eins Felix drei`, `Bauer Eva fünf schlägt David sechs en
 /// passant`, `Kurze Rochade`, `Bauer Gustav sieben Gustav acht Dame
 /// Schach`.
-pub fn spoken(before: &Chess, m: Move) -> String {
+pub(crate) fn spoken(before: &Chess, m: Move) -> String {
     spoken_in(before, m, Language::De)
 }
 
@@ -162,12 +162,12 @@ pub fn spoken_in(before: &Chess, m: Move, language: Language) -> String {
 
 /// The spoken announcement of an illegal move that stood (A.5.2), as far
 /// as the board showed it, in appendix D's (German) words.
-pub fn spoken_illegal(mv: &IllegalMove) -> String {
+pub(crate) fn spoken_illegal(mv: &IllegalMove) -> String {
     spoken_illegal_in(mv, Language::De)
 }
 
 /// [`spoken_illegal`] in `language`'s words.
-pub fn spoken_illegal_in(mv: &IllegalMove, language: Language) -> String {
+pub(crate) fn spoken_illegal_in(mv: &IllegalMove, language: Language) -> String {
     let w = words(language);
     let mut text = piece(w, mv.piece.role).to_owned();
     if let Some(from) = mv.from {
@@ -183,7 +183,7 @@ pub fn spoken_illegal_in(mv: &IllegalMove, language: Language) -> String {
 }
 
 /// A result in words: `Weiß gewinnt`, `Draw`.
-pub fn spoken_result(result: &GameResult, language: Language) -> &'static str {
+pub(crate) fn spoken_result(result: &GameResult, language: Language) -> &'static str {
     let w = words(language);
     match result.outcome {
         KnownOutcome::Decisive { winner: Color::White } => w.results[0],
@@ -209,8 +209,9 @@ fn square(w: &Words, square: Square) -> String {
     format!("{} {}", file_word(square.file()), w.ranks[usize::from(square.rank())])
 }
 
+#[cfg(test)]
 /// `Felix drei` for f3 in the words of appendix D.2.1.
-pub fn square_words(sq: Square) -> String {
+pub(crate) fn square_words(sq: Square) -> String {
     square(&DE, sq)
 }
 

@@ -15,7 +15,7 @@
 
 /// Which tree a publication belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tree {
+pub(crate) enum Tree {
     /// Everything as it happens, alerts included (arbiters, operators).
     Live,
     /// The same without alerts, delayed (the audience).
@@ -24,7 +24,7 @@ pub enum Tree {
 
 impl Tree {
     /// `"live"` or `"public"`.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::Live => "live",
             Self::Public => "public",
@@ -34,7 +34,7 @@ impl Tree {
 
 /// What a board's topics are about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BoardTopic {
+pub(crate) enum BoardTopic {
     /// The whole current picture (retained).
     State,
     /// One message per move event.
@@ -49,7 +49,7 @@ pub enum BoardTopic {
 
 impl BoardTopic {
     /// The last topic level.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::State => "state",
             Self::Moves => "moves",
@@ -87,7 +87,7 @@ impl BoardPath {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RoundPath {
     /// The event level.
-    pub event: String,
+    pub(crate) event: String,
     /// The round level.
     pub round: String,
 }
@@ -108,7 +108,7 @@ impl Topics {
     }
 
     /// `<root>/v1/<tree>/<event>/<round>/<board>/<topic>`.
-    pub fn board(&self, tree: Tree, path: &BoardPath, topic: BoardTopic) -> String {
+    pub(crate) fn board(&self, tree: Tree, path: &BoardPath, topic: BoardTopic) -> String {
         format!("{}/v1/{}/{}/{}/{}/{}", self.root, tree.name(), path.event, path.round, path.board, topic.name())
     }
 
@@ -117,7 +117,7 @@ impl Topics {
     /// round's boards spread over them; one retained topic per bridge keeps
     /// each bridge's part (a single topic would hold only the last bridge's
     /// boards), and an overview subscribes to `…/summary/+` and joins them.
-    pub fn summary(&self, tree: Tree, round: &RoundPath) -> String {
+    pub(crate) fn summary(&self, tree: Tree, round: &RoundPath) -> String {
         format!("{}/v1/{}/{}/{}/summary/{}", self.root, tree.name(), round.event, round.round, self.bridge)
     }
 

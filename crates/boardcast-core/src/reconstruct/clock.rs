@@ -31,7 +31,7 @@ pub(crate) struct ClockTracker {
 
 impl ClockTracker {
     /// A tracker that knows White's display, or will learn it.
-    pub(crate) fn new(white_side: Option<ClockSide>) -> Self {
+    pub(super) fn new(white_side: Option<ClockSide>) -> Self {
         Self { white_side, ..Self::default() }
     }
 

@@ -108,7 +108,7 @@ pub enum WhiteClock {
 
 impl WhiteClock {
     /// The configured side, if not learned.
-    pub const fn side(self) -> Option<ClockSide> {
+    pub(crate) const fn side(self) -> Option<ClockSide> {
         match self {
             Self::Auto => None,
             Self::Left => Some(ClockSide::Left),
@@ -138,7 +138,7 @@ pub struct GameSetup {
 
 impl GameSetup {
     /// The tempo: configured, or from the `TimeControl` tag, or standard.
-    pub fn tempo(&self) -> Tempo {
+    pub(crate) fn tempo(&self) -> Tempo {
         self.tempo
             .or_else(|| {
                 let text = self.tags.iter().find(|(k, _)| k == "TimeControl")?.1.as_str();

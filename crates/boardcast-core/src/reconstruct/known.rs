@@ -77,7 +77,7 @@ impl Listed {
 
 impl Known {
     /// The position; its moves are generated when first asked for.
-    pub(crate) fn new(pos: Chess) -> Self {
+    pub(super) fn new(pos: Chess) -> Self {
         Self { pos, legal: OnceCell::new() }
     }
 

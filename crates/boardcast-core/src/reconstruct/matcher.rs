@@ -99,7 +99,7 @@ pub(crate) fn origins(m: Move) -> Bitboard {
 
 /// The result of comparing a picture with the legal moves of a position.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Found {
+pub(super) enum Found {
     /// No legal move explains the picture.
     None,
     /// Exactly this move.

@@ -52,7 +52,7 @@ impl SensorLog {
     }
 
     /// Notes a clock reading.
-    pub(crate) fn clock(&mut self, t: Timestamp, reading: crate::sensor::ClockReading) {
+    pub(super) fn clock(&mut self, t: Timestamp, reading: crate::sensor::ClockReading) {
         self.push(Entry { t, seen: Seen::Clock(reading), before: Cell::Empty });
     }
 
@@ -261,7 +261,7 @@ impl Changes {
     }
 
     /// The same, for the board read turned 180°.
-    pub(crate) fn rotated(&self) -> Self {
+    pub(super) fn rotated(&self) -> Self {
         let (mut emptied, mut filled) = (self.emptied, self.filled);
         emptied.reverse();
         filled.reverse();
@@ -284,7 +284,7 @@ pub(crate) struct TouchFinding {
     /// Which rule.
     pub(crate) kind: AlertKind,
     /// The message for the arbiter.
-    pub(crate) message: String,
+    pub message: String,
     /// The squares concerned.
     pub(crate) squares: Vec<Square>,
     /// When the touch began.

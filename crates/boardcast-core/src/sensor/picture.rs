@@ -46,7 +46,7 @@ impl Cell {
 
     /// The cell's letter in the capture format: a FEN piece letter, `?` for
     /// occupied-unknown, `None` for empty.
-    pub fn letter(self) -> Option<char> {
+    pub(crate) fn letter(self) -> Option<char> {
         match self {
             Self::Empty => None,
             Self::Occupied => Some('?'),
@@ -138,29 +138,18 @@ impl Picture {
     }
 
     /// The squares occupied by something unidentified.
-    pub fn unknown(&self) -> Bitboard {
+    pub(crate) fn unknown(&self) -> Bitboard {
         self.unknown
     }
 
     /// The squares where a piece of `color` stands (identified pieces only).
-    pub fn by_color(&self, color: Color) -> Bitboard {
+    pub(crate) fn by_color(&self, color: Color) -> Bitboard {
         let offset = usize::from(color == Color::Black) * 6;
         self.pieces[offset..offset + 6].iter().fold(Bitboard::EMPTY, |all, &bb| all | bb)
     }
 
-    /// The squares whose cell satisfies `f`.
-    pub fn squares_where(&self, f: impl Fn(Cell) -> bool) -> Bitboard {
-        let mut bb = Bitboard::EMPTY;
-        for sq in Square::ALL {
-            if f(self.get(sq)) {
-                bb.add(sq);
-            }
-        }
-        bb
-    }
-
     /// The squares where the picture disagrees with `board`.
-    pub fn diff(&self, board: &Board) -> Bitboard {
+    pub(crate) fn diff(&self, board: &Board) -> Bitboard {
         let mut diff = Bitboard::EMPTY;
         for color in Color::ALL {
             for role in Role::ALL {
@@ -200,7 +189,7 @@ impl Picture {
     }
 
     /// The square where a king of `color` stands, if exactly one does.
-    pub fn king_of(&self, color: Color) -> Option<Square> {
+    pub(crate) fn king_of(&self, color: Color) -> Option<Square> {
         self.by_piece(color.king()).single_square()
     }
 
@@ -292,9 +281,9 @@ impl fmt::Debug for Picture {
 #[error("invalid board {text:?}: {reason}")]
 pub struct ParsePictureError {
     /// The text that was given.
-    pub text: String,
+    pub(crate) text: String,
     /// What is wrong with it.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub enum Leds {
 
 impl Leds {
     /// How the decoder reports the marker (`BoardInfo::Trademark` for now).
-    pub const fn describe(self) -> &'static str {
+    pub(crate) const fn describe(self) -> &'static str {
         match self {
             Self::Classic => CLASSIC_LEDS,
             Self::Rgb => RGB_LEDS,
@@ -76,7 +76,7 @@ pub(crate) const RGB_LEDS: &str = "Certabo board with RGB LEDs";
 
 /// Why the bytes of a line left unfinished at the end of a stream are
 /// dropped.
-pub(crate) const CUT_OFF: &str = "a line cut off by the end of the stream";
+pub const CUT_OFF: &str = "a line cut off by the end of the stream";
 
 /// Splits bytes into [`Line`]s, whatever chunks they arrive in.
 #[derive(Clone, Debug, Default)]
@@ -157,7 +157,7 @@ impl LineReader {
     /// many bytes it had is returned (lines already complete stay for
     /// [`LineReader::next_line`]). The reader can be used again afterwards
     /// (a board plugged back in).
-    pub fn flush(&mut self) -> Option<usize> {
+    pub(crate) fn flush(&mut self) -> Option<usize> {
         let len = self.pending.len();
         let blank = self.pending.iter().all(u8::is_ascii_whitespace);
         self.pending.clear();

@@ -41,18 +41,18 @@ pub struct ClockTimes {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DgtDisplay {
     /// Hours, 0–9.
-    pub hours: u8,
+    pub(crate) hours: u8,
     /// Minutes, 0–59.
-    pub minutes: u8,
+    pub(crate) minutes: u8,
     /// Seconds, 0–59.
-    pub seconds: u8,
+    pub(crate) seconds: u8,
     /// The flag has fallen and the clock is blocked at zero.
-    pub blocked: bool,
+    pub(crate) blocked: bool,
     /// The time-per-move indicator (Fischer or Bronstein) is on.
-    pub per_move: bool,
+    pub(crate) per_move: bool,
     /// The display shows a fallen flag (the clock may still run, e.g. into
     /// the next period).
-    pub flag: bool,
+    pub(crate) flag: bool,
 }
 
 /// The four bytes of a clock acknowledgement, rebuilt from the seven data
@@ -63,7 +63,8 @@ pub struct ClockAck(pub [u8; 4]);
 impl ClockAck {
     /// The button pressed, when the clock reports one (`0x31` back … `0x35`
     /// OK).
-    pub fn button(self) -> Option<u8> {
+    #[cfg(test)]
+    pub(crate) fn button(self) -> Option<u8> {
         (self.0[1] == 0x88).then_some(self.0[3])
     }
 }
@@ -80,7 +81,7 @@ impl BwTime {
     ///
     /// When the message is shorter than seven bytes or a time field is not a
     /// valid time.
-    pub fn decode(d: &[u8]) -> Result<Self, BadClockMessage> {
+    pub(crate) fn decode(d: &[u8]) -> Result<Self, BadClockMessage> {
         let d: &[u8; 7] = d.get(..7).and_then(|d| d.try_into().ok()).ok_or(BadClockMessage("fewer than 7 bytes"))?;
         if d.iter().all(|&b| b == 0) {
             return Ok(Self::Empty);
@@ -122,19 +123,19 @@ impl ClockTimes {
     /// Status bit: the clock runs.
     pub(crate) const RUNNING: u8 = 0x01;
     /// Status bit: the lever is up on the right, so the right clock runs.
-    pub(crate) const RIGHT_RUNS: u8 = 0x02;
+    pub const RIGHT_RUNS: u8 = 0x02;
     /// Status bit: the battery is low.
     pub const BATTERY_LOW: u8 = 0x04;
     /// Status bit: no clock is connected; the times mean nothing.
     pub const NO_CLOCK: u8 = 0x20;
 
     /// Whether a clock is connected (the times are meaningful).
-    pub const fn connected(&self) -> bool {
+    pub(crate) const fn connected(&self) -> bool {
         self.status & Self::NO_CLOCK == 0
     }
 
     /// Which clock runs, `None` when stopped.
-    pub const fn running(&self) -> Option<ClockSide> {
+    pub(crate) const fn running(&self) -> Option<ClockSide> {
         if self.status & Self::RUNNING == 0 {
             None
         } else if self.status & Self::RIGHT_RUNS != 0 {
@@ -176,12 +177,12 @@ impl DgtDisplay {
     }
 
     /// Remaining time in milliseconds.
-    pub fn ms(&self) -> u64 {
+    pub(crate) fn ms(&self) -> u64 {
         (u64::from(self.hours) * 3600 + u64::from(self.minutes) * 60 + u64::from(self.seconds)) * 1000
     }
 
     /// The display as the core sees it.
-    pub fn display(&self) -> ClockDisplay {
+    pub(crate) fn display(&self) -> ClockDisplay {
         ClockDisplay { ms: self.ms(), flag: self.flag || self.blocked }
     }
 

@@ -91,9 +91,10 @@ impl Command {
         fixed.to_vec()
     }
 
+    #[cfg(test)]
     /// Whether this command goes to the clock, which accepts only one
     /// command at a time and answers each with an acknowledgement.
-    pub fn is_clock_command(self) -> bool {
+    pub(crate) fn is_clock_command(self) -> bool {
         matches!(self, Self::ClockVersion | Self::ClockEnd | Self::ClockText(_))
     }
 

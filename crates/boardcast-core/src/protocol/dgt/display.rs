@@ -71,7 +71,7 @@ impl Default for ClockDisplaySettings {
 
 /// Which clock is attached, as far as it told.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ClockModel {
+pub(crate) enum ClockModel {
     /// It has not answered the version request (yet).
     #[default]
     Unknown,
@@ -83,7 +83,7 @@ pub enum ClockModel {
 
 /// The clock display's state on one connection.
 #[derive(Clone, Debug, Default)]
-pub struct ClockTextDisplay {
+pub(crate) struct ClockTextDisplay {
     settings: ClockDisplaySettings,
     model: ClockModel,
     /// Both displays' remaining time and whether either flag fell, as last
@@ -106,13 +106,13 @@ pub struct ClockTextDisplay {
 
 impl ClockTextDisplay {
     /// A display driven by `settings`.
-    pub fn new(settings: ClockDisplaySettings) -> Self {
+    pub(crate) fn new(settings: ClockDisplaySettings) -> Self {
         Self { settings, ..Self::default() }
     }
 
     /// Changes the settings (on a connection that is already open, the
     /// clock is asked what it is).
-    pub fn set_settings(&mut self, settings: ClockDisplaySettings) {
+    pub(crate) fn set_settings(&mut self, settings: ClockDisplaySettings) {
         let was_off = self.settings.mode == ClockDisplayMode::Off;
         self.settings = settings;
         if was_off {
@@ -123,7 +123,7 @@ impl ClockTextDisplay {
     /// The port opened: the clock may be another one than before; it is
     /// asked what it is (only when text may be shown: otherwise the clock
     /// is left alone).
-    pub fn handle_connected(&mut self) {
+    pub(crate) fn handle_connected(&mut self) {
         *self = Self::new(self.settings);
         self.ask_version();
     }
@@ -140,7 +140,7 @@ impl ClockTextDisplay {
     }
 
     /// Something came from the board: the clock's version, or its times.
-    pub fn handle_decoded(&mut self, decoded: &Decoded) {
+    pub(crate) fn handle_decoded(&mut self, decoded: &Decoded) {
         match decoded {
             // ack0 0x10: no error; ack1 0x09: the version; ack2's high
             // nibble is the major version, 2 for a DGT 3000.
@@ -167,7 +167,7 @@ impl ClockTextDisplay {
     }
 
     /// Whether text may be on the display now (the rule above).
-    pub fn may_show(&self) -> bool {
+    pub(crate) fn may_show(&self) -> bool {
         let min = u64::try_from(self.settings.min_remaining.as_millis()).unwrap_or(u64::MAX);
         self.settings.mode != ClockDisplayMode::Off
             && self.model == ClockModel::Dgt3000
@@ -177,7 +177,7 @@ impl ClockTextDisplay {
     /// Shows `text` for `show_for`, if the rule allows; returns whether it
     /// will be shown. A text never replaces one still shown (that would
     /// keep the times hidden longer).
-    pub fn show(&mut self, now: Timestamp, text: ClockText) -> bool {
+    pub(crate) fn show(&mut self, now: Timestamp, text: ClockText) -> bool {
         let rested = self.times_back_at.is_none_or(|t| t + self.settings.show_for <= now);
         if !self.may_show() || self.shown_until.is_some() || !rested {
             return false;
@@ -189,7 +189,7 @@ impl ClockTextDisplay {
 
     /// Puts the times back when the text has been shown long enough (and
     /// once more a moment later).
-    pub fn handle_timeout(&mut self, now: Timestamp) {
+    pub(crate) fn handle_timeout(&mut self, now: Timestamp) {
         if self.shown_until.is_some_and(|t| t <= now) {
             self.shown_until = None;
             self.times_back_at = Some(now);
@@ -202,7 +202,7 @@ impl ClockTextDisplay {
 
     /// When the times are to come back, if text is shown, or END is to go
     /// once more.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    pub(crate) fn poll_timeout(&self) -> Option<Timestamp> {
         self.shown_until.or(self.end_again_at)
     }
 
@@ -213,17 +213,17 @@ impl ClockTextDisplay {
     }
 
     /// The next clock command to send.
-    pub fn poll_command(&mut self) -> Option<Command> {
+    pub(crate) fn poll_command(&mut self) -> Option<Command> {
         self.commands.pop_front()
     }
 
     /// The settings in force.
-    pub fn settings(&self) -> ClockDisplaySettings {
+    pub(crate) fn settings(&self) -> ClockDisplaySettings {
         self.settings
     }
 
     /// Which clock is attached, as far as known.
-    pub fn model(&self) -> ClockModel {
+    pub(crate) fn model(&self) -> ClockModel {
         self.model
     }
 }

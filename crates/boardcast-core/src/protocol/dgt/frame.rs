@@ -25,7 +25,7 @@ pub struct Frame<'a> {
     /// The message ID, bit 7 set (e.g. `0x8E` for a field update).
     pub id: u8,
     /// The data bytes after the three header bytes.
-    pub data: &'a [u8],
+    pub(crate) data: &'a [u8],
 }
 
 /// What the framer found next in the byte stream.
@@ -58,7 +58,7 @@ pub enum GarbageReason {
 
 impl GarbageReason {
     /// A short description for logs and notices.
-    pub const fn describe(self) -> &'static str {
+    pub(crate) const fn describe(self) -> &'static str {
         match self {
             Self::NoMessageStart => "bytes outside any message",
             Self::BadLength => "a message header with an impossible length",
@@ -94,9 +94,10 @@ impl Framer {
         self.buf.extend_from_slice(bytes);
     }
 
+    #[cfg(test)]
     /// Bytes buffered but not yet framed (an incomplete message or a run of
     /// garbage not yet ended).
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.buf.len() - self.start - self.returned
     }
 
@@ -110,7 +111,7 @@ impl Framer {
 
     /// Drops whatever is buffered, reporting it as garbage: for the end of a
     /// stream, or a board that was unplugged mid-message.
-    pub fn flush(&mut self) -> Option<Framed<'static>> {
+    pub(crate) fn flush(&mut self) -> Option<Framed<'static>> {
         self.consume();
         let len = self.buf.len() - self.start;
         self.buf.clear();

@@ -14,13 +14,12 @@ pub mod id {
     /// 64 piece codes, a8 first.
     pub(crate) const BOARD_DUMP: u8 = 0x86;
     /// Clock times or a clock acknowledgement.
-    pub(crate) const BWTIME: u8 = 0x8D;
+    pub const BWTIME: u8 = 0x8D;
     /// One square changed.
     pub const FIELD_UPDATE: u8 = 0x8E;
-    /// The board's EEPROM event log.
-    pub const EE_MOVES: u8 = 0x8F;
+    #[cfg(test)]
     /// The bus address.
-    pub const BUSADRES: u8 = 0x90;
+    pub(crate) const BUSADRES: u8 = 0x90;
     /// The serial number, ASCII digits.
     pub(crate) const SERIALNR: u8 = 0x91;
     /// The trademark text.

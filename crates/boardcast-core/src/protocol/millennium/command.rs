@@ -23,7 +23,7 @@ pub const REPORT_TIMED: u8 = 2;
 
 /// [`REG_REPORTING`]: a status whenever a square changes; 4 to 7 add a
 /// debounce of 2 to 5 scans.
-pub(crate) const REPORT_ON_CHANGE: u8 = 3;
+pub const REPORT_ON_CHANGE: u8 = 3;
 
 /// The register holding the scan time, in units of 2.048 ms.
 pub const REG_SCAN_TIME: u8 = 0x01;

@@ -27,7 +27,7 @@ use super::wire::{self, NOISE};
 pub(crate) const MAX_GARBAGE_RUN: usize = 4096;
 
 /// The characters of a status: a piece letter, or `.` for an empty square.
-pub(crate) const STATUS_CHARS: &[u8] = b"KQRBNPkqrbnp.";
+pub const STATUS_CHARS: &[u8] = b"KQRBNPkqrbnp.";
 
 /// Which side's messages a framer looks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -86,9 +86,9 @@ impl Speaker {
 pub struct Frame<'a> {
     /// The message letter (`s`, `v`, … from the board; `S`, `V`, … from the
     /// host).
-    pub letter: u8,
+    pub(crate) letter: u8,
     /// The parameter characters, 7-bit, block check left off.
-    pub params: &'a [u8],
+    pub(crate) params: &'a [u8],
 }
 
 /// What the framer found next.
@@ -123,7 +123,7 @@ pub enum GarbageReason {
 
 impl GarbageReason {
     /// A short description for logs and notices.
-    pub const fn describe(self) -> &'static str {
+    pub(crate) const fn describe(self) -> &'static str {
         match self {
             Self::NoMessageStart => "characters outside any message",
             Self::LineNoise => "line noise (bytes with even parity)",
@@ -169,7 +169,7 @@ impl Framer {
     /// Drops whatever is buffered, reporting it (and any dropped characters
     /// not reported yet) as garbage: for the end of a stream, or a board
     /// unplugged mid-message.
-    pub fn flush(&mut self) -> Option<Framed<'static>> {
+    pub(crate) fn flush(&mut self) -> Option<Framed<'static>> {
         self.consume();
         let len = self.run + self.buf.len() - self.start;
         self.buf.clear();

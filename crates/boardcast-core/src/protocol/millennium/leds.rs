@@ -17,7 +17,7 @@ use shakmaty::Square;
 use crate::protocol::Lights;
 
 /// How many LEDs a board has.
-pub(crate) const LED_COUNT: usize = 81;
+pub const LED_COUNT: usize = 81;
 
 /// The code of an LED lit steadily.
 pub const STEADY: u8 = 0xFF;
@@ -28,13 +28,13 @@ pub(crate) const BLINKING: u8 = 0xCC;
 /// The slot time, in units of 4.096 ms: 30 makes a slot 123 ms, so that
 /// [`BLINKING`] is on for a quarter of a second and off for as long (2 Hz,
 /// hard to miss and not frantic).
-pub(crate) const SLOT_TIME: u8 = 30;
+pub const SLOT_TIME: u8 = 30;
 
 /// What every LED shows: the parameters of an `L` command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LedPattern {
     /// The slot time, in units of 4.096 ms.
-    pub slot_time: u8,
+    pub(crate) slot_time: u8,
     /// One code per LED, LED 1 first.
     pub codes: [u8; LED_COUNT],
 }

@@ -57,7 +57,7 @@ pub(crate) fn parse_hex_pair(pair: [u8; 2]) -> Option<u8> {
 
 /// The bytes to send for a message: its characters (letter and
 /// parameters), the block check, and odd parity on all of them.
-pub fn seal(chars: &[u8]) -> Vec<u8> {
+pub(crate) fn seal(chars: &[u8]) -> Vec<u8> {
     let check = hex_pair(block_check(chars));
     chars.iter().chain(&check).map(|&c| with_parity(c)).collect()
 }

@@ -19,16 +19,16 @@
 //! - [`summary`]: a round's `summary` and its lines;
 //! - [`bridge`]: the bridge's own topics (`status`, `notices`, `replies`).
 
-pub mod alert;
-pub mod board;
+pub(crate) mod alert;
+pub(crate) mod board;
 pub mod bridge;
-pub mod summary;
+pub(crate) mod summary;
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 use serde_json::Value;
 
 pub use self::{
-    alert::{AlertFields, AlertPayload, EvidenceClock, EvidenceFields},
+    alert::{AlertFields, AlertPayload, EvidenceClock, EvidenceFields, alert_line},
     board::{
         AcknowledgedPayload, BoardStatusPayload, ClockPayload, LastMove, MovePayload, PgnPayload, Replaces, StateGame,
         StatePayload,

@@ -7,6 +7,7 @@ pub(crate) mod out;
 
 pub(crate) mod accounts;
 mod calibrate;
+mod completions;
 mod config;
 mod ctl;
 mod daemon;
@@ -14,6 +15,7 @@ mod demo;
 mod list_ports;
 mod logging;
 pub(crate) mod malloc;
+mod manpages;
 mod replay;
 mod run;
 mod settings;
@@ -27,14 +29,28 @@ use clap::{Parser, Subcommand};
 
 /// Electronic chess boards in, a live tournament feed out.
 #[derive(Debug, Parser)]
-#[command(name = "boardcast", version, about, long_about = None)]
+#[command(name = "boardcast", version = env!("BOARDCAST_LONG_VERSION"), about, long_about = None)]
 pub(crate) struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: TopLevel,
 }
 
+/// The commands, and the man page generator the package build runs:
+/// hidden from `--help` and, being outside [`Command`], from the
+/// completion scripts too (`completions`).
+// One value, made once at start: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-enum Command {
+enum TopLevel {
+    #[command(flatten)]
+    Command(Command),
+    #[command(hide = true)]
+    Manpages(manpages::ManpagesArgs),
+}
+
+/// The commands a user runs.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
     Run(run::RunArgs),
     Demo(demo::DemoArgs),
     Ctl(ctl::CtlArgs),
@@ -45,11 +61,16 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Synth(synth::SynthArgs),
     Calibrate(calibrate::CalibrateArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// Runs the command; the exit code says whether everything went well.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
+    let command = match cli.command {
+        TopLevel::Command(command) => command,
+        TopLevel::Manpages(args) => return manpages::run(args),
+    };
+    match command {
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Ctl(args) => ctl::run(args),
@@ -60,6 +81,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Simulate(args) => simulate::run(args),
         Command::Synth(args) => synth::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Completions(args) => completions::run(args),
     }
 }
 

@@ -14,6 +14,7 @@
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`speech`]: moves announced aloud (espeak-ng, sox);
 //! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
+//!   [`manual`]: `--version`, the man pages and the completion scripts;
 //! - [`alert_quality`]: alerts scored on a corpus of irregular games;
 //! - [`longday`]: a tournament day, ignored by default (RELIABILITY.md).
 
@@ -28,6 +29,7 @@ mod displays;
 mod lichess;
 mod live;
 mod longday;
+mod manual;
 mod mixed_hall;
 mod mqtt;
 mod operator;

@@ -33,6 +33,7 @@ pub mod deliver;
 pub mod event;
 pub mod game;
 pub mod lichess;
+pub mod livechess;
 pub mod names;
 pub mod operator;
 pub mod pair;

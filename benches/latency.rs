@@ -121,8 +121,15 @@ async fn measure_game(game: &SourceGame, index: usize, config: ReconstructorConf
         PortSettings { locate: Locate::Path(link.clone()), baud: 9600, reconnect_max: Duration::from_millis(100) };
     let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder: None, events: events_tx };
     let port = tokio::spawn(port::run(settings, channels, clock, shutdown.clone()));
-    let outlets =
-        Outlets { outputs: outputs_tx, to_port: Some(to_port_tx), games: None, feed: None, record: None, mirror: None };
+    let outlets = Outlets {
+        outputs: outputs_tx,
+        to_port: Some(to_port_tx),
+        games: None,
+        feed: None,
+        record: None,
+        mirror: None,
+        livechess: None,
+    };
     let driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
 
     // The daemon starts the board and sees the start position.

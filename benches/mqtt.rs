@@ -356,6 +356,7 @@ fn start_board(
         feed: Some((feed, publisher.items.clone())),
         record: None,
         mirror: None,
+        livechess: None,
     };
     let driver = rt.spawn(drive(session, inputs_rx, outlets, clock));
     BoardTask { inputs, outputs, driver }

@@ -22,6 +22,7 @@ use boardcast_core::{
     capture::{LinkChange, Record, RecordBody},
     event::EventKind,
     game::GameRecord,
+    livechess::board::{BoardWatch, Snapshot},
     operator::Command,
     pair::{Line, LineWatch},
     protocol::link::LinkEvent,
@@ -126,6 +127,10 @@ pub struct Outlets {
     /// A board mirroring another's game: its game, each time it changed,
     /// for the game board's session to compare.
     pub mirror: Option<mpsc::UnboundedSender<Line>>,
+    /// The board as DGT LiveChess's API shows it (docs/livechess.md): its
+    /// watch sees every output, and its snapshot goes out after each batch
+    /// that changed it.
+    pub livechess: Option<(BoardWatch, mpsc::UnboundedSender<Snapshot>)>,
 }
 
 /// Runs `session` until `inputs` closes, sending what it produces to
@@ -234,6 +239,9 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
             }
             Output::Notice(_) => {}
         }
+        if let Some((watch, _)) = &mut outlets.livechess {
+            watch.handle_output(&output);
+        }
         // A closed receiver means nobody listens any more; the session still
         // runs to the end so that its games are complete.
         let _ = outlets.outputs.send(output);
@@ -247,6 +255,11 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
                 each(output);
             }
         }
+    }
+    if let Some((watch, snapshots)) = &mut outlets.livechess
+        && let Some(snapshot) = watch.poll(session.reconstructor())
+    {
+        let _ = snapshots.send(snapshot);
     }
     if !changed.is_empty()
         && let Some(games) = &outlets.games
@@ -305,7 +318,15 @@ mod tests {
         let (inputs_tx, inputs_rx) = mpsc::channel(16);
         let (outputs, _outputs_rx) = mpsc::unbounded_channel();
         let (games, mut games_rx) = mpsc::unbounded_channel();
-        let outlets = Outlets { outputs, to_port: None, games: Some(games), feed: None, record: None, mirror: None };
+        let outlets = Outlets {
+            outputs,
+            to_port: None,
+            games: Some(games),
+            feed: None,
+            record: None,
+            mirror: None,
+            livechess: None,
+        };
         let clock = SessionClock::start(1.0);
         let driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
         const COMMANDS: usize = 8000;

@@ -33,7 +33,8 @@ pub async fn play(
             }
         }
     });
-    let outlets = Outlets { outputs, to_port: None, games: None, feed: None, record: None, mirror: None };
+    let outlets =
+        Outlets { outputs, to_port: None, games: None, feed: None, record: None, mirror: None, livechess: None };
     let session = drive(session, rx, outlets, clock).await;
     // The feeder has finished: the driver only returns once it closed the
     // channel by ending.

@@ -13,6 +13,9 @@ use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, time::Duration}
 use serde::Deserialize;
 
 pub use crate::accounts::Anonymous;
+pub use livechess::{LiveChess, LiveChessConfig};
+
+mod livechess;
 use boardcast_core::{
     game::{Tempo, TimeControl},
     names,
@@ -56,6 +59,8 @@ pub struct Config {
     pub lichess: LichessConfig,
     /// Announcing moves aloud.
     pub speech: SpeechConfig,
+    /// DGT LiveChess's local API (`src/config/livechess.rs`).
+    pub livechess: LiveChessConfig,
     /// The boards.
     #[serde(default)]
     pub boards: Vec<BoardConfig>,

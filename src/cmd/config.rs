@@ -152,6 +152,26 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         ),
         None => outln!("display pages: not served (http.enabled = false)"),
     }
+    match config.livechess().map_err(in_sources)? {
+        None => outln!("LiveChess API: not served (livechess.enabled = false)"),
+        Some(livechess) => {
+            let writes = if livechess.writes(livechess.listen) {
+                "setup and flip carried out (livechess.allow_writes)"
+            } else if livechess.allow_writes {
+                "setup and flip refused: writes are allowed on a loopback address only"
+            } else {
+                "read-only"
+            };
+            if livechess.listen.ip().is_loopback() {
+                outln!("LiveChess API: http://{}/api/v1.0/ (this machine only), {writes}", livechess.listen);
+            } else {
+                outln!(
+                    "LiveChess API: WARNING: http://{}/api/v1.0/ is reachable from the network: anyone there reads the live, undelayed games (livechess.allow_remote = true), {writes}",
+                    livechess.listen
+                );
+            }
+        }
+    }
     let delay = match config.mqtt.public_delay_s {
         0 => String::new(),
         s => format!(", {s} s behind the boards (mqtt.public_delay_s)"),

@@ -19,6 +19,7 @@ use boardcast::{
 };
 use boardcast_core::{
     capture::{CaptureHeader, Record},
+    livechess::board::BoardWatch,
     pair::Line,
     publish::{announcer::Announcer, board::BoardFeed},
     session::{BoardSession, Output, setup_from_header},
@@ -109,6 +110,15 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
             });
         }
     }
+    // The board as LiveChess shows it, from its past too (a resumed game's
+    // clock and moves); a mirror board's game is its game board's.
+    let livechess = shared.livechess.as_ref().filter(|_| mirror_of.is_none()).map(|snapshots| {
+        let mut watch = BoardWatch::new(super::livechess::identity(&board), epoch_ms);
+        for output in &past {
+            watch.handle_output(output);
+        }
+        (watch, snapshots.clone())
+    });
     let speech = speech(&board, &shared, outputs_rx, &past);
     // Everything the capture produced (a clock reading a second: tens of
     // thousands after a few hours) is not needed once published again;
@@ -143,6 +153,7 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         feed,
         record: recorder_for_driver,
         mirror,
+        livechess,
     };
     let mut driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
     let log = tokio::spawn(log_outputs(speech.outputs, events_rx, shared.reconnect_max).instrument(Span::current()));

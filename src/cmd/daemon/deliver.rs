@@ -23,6 +23,7 @@ use boardcast::{
 use boardcast_core::{
     deliver::{DelayLine, RoundPgn},
     lichess::{MAX_GAMES, PushEvent},
+    livechess::cloud::CloudTree,
     publish::{
         Item,
         notices::{Severity, notice},
@@ -41,12 +42,15 @@ pub(super) struct Delivery {
     pub(super) lichess: Option<(Lichess, Token)>,
     /// The operator's notices, when there is an MQTT feed.
     pub(super) feed: Option<(mpsc::UnboundedSender<Item>, Topics)>,
+    /// The delivered rounds as LiveChess Cloud shows them (`/lcc/` on the
+    /// shelf).
+    pub(super) cloud: CloudTree,
 }
 
 /// Delivers rounds until the PGN writer stops. Rounds still held back by
 /// the delay then are not delivered (as in the public MQTT tree).
 pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<RoundPgn>) {
-    let Delivery { delay, shelf, lichess, feed } = delivery;
+    let Delivery { delay, shelf, lichess, feed, mut cloud } = delivery;
     let (pushes, pusher) = match lichess {
         Some((settings, token)) => {
             let (changes_tx, changes_rx) = mpsc::unbounded_channel();
@@ -81,6 +85,7 @@ pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<
         while let Some(round) = line.poll(now()) {
             if let Some(shelf) = &shelf {
                 shelf.put_round(&round.folder, round.files(), SystemTime::now());
+                shelf.put_cloud(cloud.handle_round(&round.event, &round.round, round.cloud.clone()));
             }
             if let Some((changes, settings)) = &pushes
                 && let Some(id) = settings.round_id(&round.event, &round.round)

@@ -9,6 +9,7 @@ mod board;
 mod deliver;
 mod feed;
 mod http;
+mod livechess;
 mod log;
 mod operator;
 mod pgn;
@@ -28,7 +29,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use boardcast::{
-    config::{Board, Config, ConfigError, Http, Lichess, Mqtt, Speech},
+    config::{Board, Config, ConfigError, Http, Lichess, LiveChess, Mqtt, Speech},
     shell::{
         clock::SessionClock,
         driver::Input,
@@ -68,6 +69,11 @@ pub(crate) struct Plan {
     pub(crate) lichess: Option<(Lichess, Token)>,
     /// `None`: no board speaks (`speech.enabled = false`).
     pub(crate) speech: Option<Speech>,
+    /// `None`: the LiveChess API is not served (`livechess.enabled = false`).
+    pub(crate) livechess: Option<LiveChess>,
+    /// Where the event is played (`[broadcast] site`), for the LiveChess
+    /// tournaments' location.
+    pub(crate) site: Option<String>,
 }
 
 impl Plan {
@@ -108,6 +114,8 @@ impl Plan {
                 None => None,
             },
             speech: config.speech().map_err(in_sources)?,
+            livechess: config.livechess().map_err(in_sources)?,
+            site: Some(config.broadcast.site.trim().to_owned()).filter(|s| !s.is_empty()),
         })
     }
 }
@@ -148,6 +156,8 @@ struct Shared {
     feed: Option<FeedOutlet>,
     /// Announcing moves aloud, for the boards it names.
     speech: Option<Speech>,
+    /// Where boards send their LiveChess snapshots, when the API is served.
+    livechess: Option<mpsc::UnboundedSender<boardcast_core::livechess::board::Snapshot>>,
     /// The boards running now, for operator commands and for a mirror
     /// board's game to reach its game board.
     boards: Boards,
@@ -247,6 +257,15 @@ pub(crate) async fn serve(
             started.ready.http = Some(address);
         }
     }
+    let boards: Boards = Arc::new(Mutex::new(HashMap::new()));
+    let livechess = match &plan.livechess {
+        Some(settings) => {
+            let (snapshots, _) =
+                livechess::start(settings, plan.site.clone(), boards.clone(), shutdown.clone()).await?;
+            Some(snapshots)
+        }
+        None => None,
+    };
     if let Some(started) = &started {
         on_feed(&started.ready);
     }
@@ -264,6 +283,10 @@ pub(crate) async fn serve(
         shelf,
         lichess: plan.lichess,
         feed: started.as_ref().map(|s| (s.items.clone(), s.topics.clone())),
+        cloud: boardcast_core::livechess::cloud::CloudTree::new(
+            plan.boards.iter().map(|b| (b.path.board.clone(), livechess::identity(b).serialnr)).collect(),
+            plan.site.clone(),
+        ),
     };
     let deliverer = tokio::spawn(deliver::run(delivery, deliver_rx).instrument(tracing::info_span!("deliver")));
     let (pgn_tx, pgn_rx) = mpsc::unbounded_channel();
@@ -288,7 +311,8 @@ pub(crate) async fn serve(
             marks: s.marks.clone(),
         }),
         speech: plan.speech,
-        boards: Arc::new(Mutex::new(HashMap::new())),
+        livechess,
+        boards,
         shutdown: shutdown.clone(),
     };
     let router = started.as_ref().map(|started| {

@@ -65,3 +65,38 @@ impl Config {
         Ok(Some(LiveChess { listen, allow_writes: l.allow_writes }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DEFAULTS;
+
+    /// The defaults with `overrides` layered on top, as the binary layers
+    /// a configuration file.
+    fn with(overrides: &str) -> Config {
+        config::Config::builder()
+            .add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml))
+            .add_source(config::File::from_str(overrides, config::FileFormat::Toml))
+            .build()
+            .unwrap()
+            .try_deserialize()
+            .unwrap()
+    }
+
+    #[test]
+    fn off_by_default_on_loopback_when_on_and_beyond_it_only_when_allowed() {
+        assert_eq!(with("").livechess().unwrap(), None);
+        let on = with("[livechess]\nenabled = true\n").livechess().unwrap().unwrap();
+        assert_eq!(on.listen, "127.0.0.1:1982".parse().unwrap());
+        assert!(!on.writes(on.listen), "read-only unless allowed");
+        let writes = with("[livechess]\nenabled = true\nallow_writes = true\n").livechess().unwrap().unwrap();
+        assert!(writes.writes(writes.listen));
+        let hall = "[livechess]\nenabled = true\nlisten = \"0.0.0.0:1982\"\nallow_writes = true\n";
+        let refused = with(hall).livechess().unwrap_err().to_string();
+        assert!(refused.contains("livechess.listen") && refused.contains("allow_remote"), "{refused}");
+        let remote = with(&format!("{hall}allow_remote = true\n")).livechess().unwrap().unwrap();
+        assert!(!remote.writes(remote.listen), "never writes beyond loopback");
+        let bad = with("[livechess]\nenabled = true\nlisten = \"port 1982\"\n").livechess().unwrap_err().to_string();
+        assert!(bad.contains("\"port 1982\"") && bad.contains("127.0.0.1:1982"), "{bad}");
+    }
+}

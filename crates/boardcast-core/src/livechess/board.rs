@@ -143,7 +143,7 @@ impl BoardWatch {
                 start: start_fen(record),
                 chess960: chess960_number(&record.start, record.castling_mode),
                 san: san_list(record),
-                moves: moves(record, false),
+                moves: moves(record, self.clock.as_ref().map(|(c, _)| (c.white_ms, c.black_ms))),
                 result,
                 clock: clock.map(|c| if result.is_some() { Clock { run: None, ..c } } else { c }),
             }

@@ -277,11 +277,26 @@ impl Hall {
     }
 }
 
-/// A round tag's number (`"3"` is 3); `None` for one that is not a number.
+/// A round tag's number (`"3"` is 3, and LiveChess's `"3.5"`, round 3
+/// board 5, too); `None` for one that is not a number.
 pub fn round_number(round: &str) -> Option<u32> {
-    round.trim().parse().ok().filter(|n| *n > 0)
+    let round = round.trim();
+    round.split_once('.').map_or(round, |(whole, _)| whole).parse().ok().filter(|n| *n > 0)
 }
 
 fn json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| Value::Null.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_number;
+
+    #[test]
+    fn round_tags_are_numbered_as_livechess_numbers_rounds() {
+        assert_eq!(round_number("3"), Some(3));
+        assert_eq!(round_number(" 4.12 "), Some(4));
+        assert_eq!(round_number("0"), None);
+        assert_eq!(round_number("final"), None);
+    }
 }

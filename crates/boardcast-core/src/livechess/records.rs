@@ -193,30 +193,43 @@ pub struct Game {
     pub result: Option<ResultValue>,
     pub comment: Option<String>,
     pub clock: Option<Clock>,
-    /// `"<SAN> <seconds left>"`; a move without a clock time is the SAN
-    /// alone.
+    /// `"<SAN> <seconds left>"`.
     pub moves: Vec<String>,
 }
 
 /// A move as LiveChess writes it: the SAN and the mover's seconds left
-/// after it, one space between; the SAN alone when no time is known (a
-/// board without a clock, a move filled in afterwards).
-pub fn move_string(san: &str, clock_ms: Option<u64>) -> String {
-    match clock_ms {
-        Some(ms) => format!("{san} {}", ms / 1000),
-        None => san.to_owned(),
-    }
+/// after it, one space between.
+pub fn move_string(san: &str, clock_ms: u64) -> String {
+    format!("{san} {}", clock_ms / 1000)
 }
 
-/// The moves of `game` as LiveChess writes them: every ply (`completed
-/// only`: only those completed, as the public tree delivers them). A move
-/// filled in from a later board has no time: it is what LiveChess's clients
-/// flag as a move to check.
-pub fn moves(game: &GameRecord, completed_only: bool) -> Vec<String> {
-    game.plies
+/// The moves of `game` as LiveChess writes them: every ply, made ones
+/// too (the API is live).
+///
+/// Every move has a time, as LiveChess's own have: its clients read the
+/// last move as `"<SAN> <seconds>"` and fail on one without (the PyPI
+/// helper's `tournament`), and take a move without a time for one
+/// LiveChess guessed wrongly. A move the mover did not press the clock
+/// for (the last before a result gesture, one filled in afterwards) gets
+/// the mover's time from `clock` (the board's reading now, `(white_ms,
+/// black_ms)`) when it is the last move, else the mover's time after their
+/// previous move; a board without a clock gives 0.
+pub fn moves(game: &GameRecord, clock: Option<(u64, u64)>) -> Vec<String> {
+    let plies = &game.plies;
+    let mut last_known: [Option<u64>; 2] = [None, None];
+    plies
         .iter()
-        .take(if completed_only { game.completed_plies() } else { game.plies.len() })
-        .map(|ply| move_string(&ply.san.to_string(), if ply.inferred { None } else { ply.clock_ms }))
+        .enumerate()
+        .map(|(i, ply)| {
+            let side = usize::from(ply.mover == Color::Black);
+            let now = clock.map(|(white, black)| if side == 0 { white } else { black });
+            let ms =
+                ply.clock_ms.or(if i + 1 == plies.len() { now.or(last_known[side]) } else { last_known[side].or(now) });
+            if ply.clock_ms.is_some() {
+                last_known[side] = ply.clock_ms;
+            }
+            move_string(&ply.san.to_string(), ms.unwrap_or(0))
+        })
         .collect()
 }
 
@@ -370,8 +383,7 @@ mod tests {
 
     #[test]
     fn moves_are_san_and_seconds_left() {
-        assert_eq!(move_string("e4", Some(5_436_900)), "e4 5436");
-        assert_eq!(move_string("Nf3", None), "Nf3");
+        assert_eq!(move_string("e4", 5_436_900), "e4 5436");
     }
 
     #[test]

@@ -188,10 +188,15 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             let rounds: Vec<String> =
                 lichess.rounds.iter().map(|(round, id)| format!("round {round} → {id}")).collect();
             outln!(
-                "lichess: {} pushed to {} at most every {} ms, completed moves only{delay}; token read from {}",
+                "lichess: {} pushed to {} at most every {} ms, completed moves only{delay}{}; token read from {}",
                 rounds.join(", "),
                 lichess.url,
                 lichess.interval.as_millis(),
+                if config.mqtt.public_delay_s > 0 {
+                    " (leave each lichess round's Delay empty, or the games come twice as late: docs/delivery.md)"
+                } else {
+                    ""
+                },
                 lichess.token_file.display()
             );
         }

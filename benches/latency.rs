@@ -23,7 +23,7 @@ use std::{path::PathBuf, time::Duration};
 
 use boardcast::shell::{
     clock::SessionClock,
-    driver::{Outlets, drive},
+    driver::{Forward, Outlets, drive},
     port::{self, Locate, PortChannels, PortSettings},
     pty::Pty,
 };
@@ -33,6 +33,7 @@ use boardcast_core::{
     reconstruct::{GameSetup, ReconstructorConfig},
     sensor::{Cell, ClockSide, SensorEvent},
     session::{BoardSession, Output},
+    sink::EveryOutput,
 };
 use boardcast_sim::{
     board::DgtSim,
@@ -121,15 +122,8 @@ async fn measure_game(game: &SourceGame, index: usize, config: ReconstructorConf
         PortSettings { locate: Locate::Path(link.clone()), baud: 9600, reconnect_max: Duration::from_millis(100) };
     let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder: None, events: events_tx };
     let port = tokio::spawn(port::run(settings, channels, clock, shutdown.clone()));
-    let outlets = Outlets {
-        outputs: outputs_tx,
-        to_port: Some(to_port_tx),
-        games: None,
-        feed: None,
-        record: None,
-        mirror: None,
-        livechess: None,
-    };
+    let mut outlets = Outlets { to_port: Some(to_port_tx), ..Outlets::default() };
+    outlets.push(Forward::to(EveryOutput::default(), outputs_tx));
     let driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
 
     // The daemon starts the board and sees the start position.

@@ -55,7 +55,7 @@ use boardcast::{
     config::{BrokerUrl, Scheme},
     shell::{
         clock::SessionClock,
-        driver::{Input, InputBody, Outlets, drive},
+        driver::{Forward, Input, InputBody, Outlets, drive},
         mqtt::client::{self, PublisherEvent, PublisherSettings},
     },
 };
@@ -71,6 +71,7 @@ use boardcast_core::{
     reconstruct::{GameSetup, ReconstructorConfig},
     sensor::{Cell, ClockReading, Picture, SensorEvent},
     session::{BoardSession, Output},
+    sink::EveryOutput,
 };
 use boardcast_sim::synth::{Rng, SourceGame, read_games};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
@@ -349,15 +350,9 @@ fn start_board(
     let feed = BoardFeed::new(publisher.settings.clone(), name, BoardPath::new("Bench", round, name), epoch_ms, name);
     let (inputs, inputs_rx) = mpsc::channel(256);
     let (outputs_tx, outputs) = mpsc::unbounded_channel();
-    let outlets = Outlets {
-        outputs: outputs_tx,
-        to_port: None,
-        games: None,
-        feed: Some((feed, publisher.items.clone())),
-        record: None,
-        mirror: None,
-        livechess: None,
-    };
+    let mut outlets = Outlets::default();
+    outlets.push(Forward::to(feed, publisher.items.clone()));
+    outlets.push(Forward::to(EveryOutput::default(), outputs_tx));
     let driver = rt.spawn(drive(session, inputs_rx, outlets, clock));
     BoardTask { inputs, outputs, driver }
 }

@@ -1,34 +1,40 @@
 //! The driver: the one task that owns a board's session. It takes inputs
 //! (bytes, sensor events, the port opening and closing, each with its
-//! session time), fires the session's deadlines when they come, passes every
-//! output on, and hands what the session wants sent to the port.
+//! session time), fires the session's deadlines when they come, hands every
+//! output to the board's sinks, and hands what the session wants sent to
+//! the port.
 //!
 //! Live boards and replayed captures feed the same [`Input`] type, and the
 //! driver always brings the session up to an input's time before handing
 //! it in, firing every deadline before it at that deadline's own time. That
 //! makes a replay at any speed produce exactly what `replay --fast` does.
 //!
-//! The board's MQTT feed is computed here too (a sans-I/O [`BoardFeed`]),
-//! because it needs the game records as they are right after each batch of
-//! outputs; its items go to the publisher task.
+//! What consumes the outputs is a list of [`Outlet`]s: each a core
+//! [`Sink`] (the MQTT feed, the PGN writer's changes, the announcer, the
+//! log, the mirror line…) whose items a [`Forward`] hands to wherever they
+//! go (the publisher, the PGN writer, the speaker…). The driver does not
+//! know which outputs a board has: each configuration section builds its
+//! own outlet (`cmd/daemon/board.rs`).
+//!
+//! The capture comes first: every input is handed to the recorder before
+//! the session sees it, and the outputs it leads to wait until the recorder
+//! says the record is written, so that a daemon killed at any moment has
+//! never published or written more than its captures hold.
 
 use tokio::{
     sync::{mpsc, oneshot},
     time::{Instant, sleep_until},
 };
 
-use super::clock::SessionClock;
+use super::{clock::SessionClock, record::ToRecorder};
 use boardcast_core::{
     capture::{LinkChange, Record, RecordBody},
-    event::EventKind,
-    game::GameRecord,
-    livechess::board::{BoardWatch, Snapshot},
     operator::Command,
-    pair::{Line, LineWatch},
+    pair::Line,
     protocol::link::LinkEvent,
-    publish::{Item, board::BoardFeed},
     sensor::SensorEvent,
     session::{BoardSession, NoticeKind, Output},
+    sink::{AnySink, Games, Sink},
     time::Timestamp,
 };
 
@@ -75,15 +81,6 @@ pub struct Answer {
     pub written: Option<oneshot::Receiver<()>>,
 }
 
-/// Games that changed, for the PGN writer.
-#[derive(Debug)]
-pub struct GamesChanged {
-    /// The games, as they are now.
-    pub games: Vec<GameRecord>,
-    /// Told once they (and everything sent before them) are on disk.
-    pub written: Option<oneshot::Sender<()>>,
-}
-
 impl InputBody {
     /// The input a capture record gives; `None` for bytes that were sent.
     pub fn from_record(body: RecordBody) -> Option<Self> {
@@ -107,33 +104,91 @@ pub enum ToPort {
     Reconnect,
 }
 
+/// Something that consumes a board's outputs, as the driver holds it: a
+/// sink, and where what it hands on goes.
+pub trait Outlet: AnySink + Send {
+    /// Resolves once everything this outlet has handed on so far has taken
+    /// effect (the PGN writer has written it); `None` when there is nothing
+    /// to wait for. An operator told "done" finds the change in the files.
+    fn settled(&mut self) -> Option<oneshot::Receiver<()>> {
+        None
+    }
+}
+
+/// A core [`Sink`] whose items are handed on, after every batch, by
+/// `send` (usually into a channel to the task that acts on them).
+pub struct Forward<S: Sink> {
+    sink: S,
+    send: Box<dyn FnMut(S::Item) + Send>,
+    settle: Option<Box<dyn FnMut() -> Option<oneshot::Receiver<()>> + Send>>,
+}
+
+impl<S: Sink> Forward<S> {
+    /// `sink`, its items handed to `send`.
+    pub fn new(sink: S, send: impl FnMut(S::Item) + Send + 'static) -> Self {
+        Self { sink, send: Box::new(send), settle: None }
+    }
+
+    /// `sink`, its items sent into `to` (a closed receiver means nobody
+    /// listens any more: the board still runs to the end).
+    pub fn to(sink: S, to: mpsc::UnboundedSender<S::Item>) -> Self
+    where
+        S::Item: Send + 'static,
+    {
+        Self::new(sink, move |item| {
+            let _ = to.send(item);
+        })
+    }
+
+    /// Says how to learn that what was handed on has taken effect
+    /// ([`Outlet::settled`]).
+    #[must_use]
+    pub fn settled_by(mut self, settle: impl FnMut() -> Option<oneshot::Receiver<()>> + Send + 'static) -> Self {
+        self.settle = Some(Box::new(settle));
+        self
+    }
+}
+
+impl<S: Sink> AnySink for Forward<S> {
+    fn handle(&mut self, output: &Output, games: Games<'_>) {
+        self.sink.handle_output(output, games);
+    }
+
+    fn end_batch(&mut self, games: Games<'_>) {
+        self.sink.flush(games);
+        while let Some(item) = self.sink.poll_item() {
+            (self.send)(item);
+        }
+    }
+}
+
+impl<S: Sink + Send> Outlet for Forward<S> {
+    fn settled(&mut self) -> Option<oneshot::Receiver<()>> {
+        self.settle.as_mut().and_then(|settle| settle())
+    }
+}
+
 /// Where the driver sends what the session produces.
-#[derive(Debug)]
+#[derive(Default)]
 pub struct Outlets {
-    /// Every output, in order.
-    pub outputs: mpsc::UnboundedSender<Output>,
     /// What to send to the board (live boards only).
     pub to_port: Option<mpsc::UnboundedSender<ToPort>>,
-    /// The games that changed, after each change (for writing PGN): only
-    /// those, so that a board with many games (a flood of `set_position`)
-    /// costs the same per change as a board with one.
-    pub games: Option<mpsc::UnboundedSender<GamesChanged>>,
-    /// The board's MQTT feed, and where its items go.
-    pub feed: Option<(BoardFeed, mpsc::UnboundedSender<Item>)>,
     /// The capture: every input the session is given (bytes, events,
     /// commands) is recorded here before it is handed in, so that the
     /// capture holds exactly what the session saw, in that order.
-    pub record: Option<mpsc::UnboundedSender<Record>>,
-    /// A board mirroring another's game: its game, each time it changed,
-    /// for the game board's session to compare.
-    pub mirror: Option<mpsc::UnboundedSender<Line>>,
-    /// The board as DGT LiveChess's API shows it (docs/livechess.md): its
-    /// watch sees every output, and its snapshot goes out after each batch
-    /// that changed it.
-    pub livechess: Option<(BoardWatch, mpsc::UnboundedSender<Snapshot>)>,
+    pub record: Option<mpsc::UnboundedSender<ToRecorder>>,
+    /// What consumes the outputs, each in turn.
+    pub sinks: Vec<Box<dyn Outlet>>,
 }
 
-/// Runs `session` until `inputs` closes, sending what it produces to
+impl Outlets {
+    /// Adds an outlet.
+    pub fn push(&mut self, outlet: impl Outlet + 'static) {
+        self.sinks.push(Box::new(outlet));
+    }
+}
+
+/// Runs `session` until `inputs` closes, handing what it produces to
 /// `outlets`. Returns the session, so that its games can be taken.
 ///
 /// When `inputs` closes, the session is told the stream ended at the time
@@ -146,16 +201,15 @@ pub async fn drive(
     clock: SessionClock,
 ) -> BoardSession {
     let mut last = Timestamp::ZERO;
-    let mut line = LineWatch::default();
     // An operator's answer waits until what the command did has gone out.
     let mut answering: Option<(oneshot::Sender<Answer>, Result<String, String>)> = None;
-    // The feed says what the board is before anything happens (a board
+    // The sinks say what the board is before anything happens (a board
     // that is never plugged in is still published as such).
     flush(&mut session, &mut outlets, last);
-    pass_line(&session, &outlets, &mut line);
     loop {
         let deadline = session.poll_timeout();
         let wake = deadline.map_or_else(far_future, |t| clock.instant_of(t));
+        let mut recorded = None;
         let now = tokio::select! {
             // Inputs first: when a deadline and an input are both ready
             // (a timer that fired late on a busy machine), an input from
@@ -166,37 +220,34 @@ pub async fn drive(
             input = inputs.recv() => {
                 let Some(input) = input else { break };
                 session.advance_to(input.t);
-                let record = |body: RecordBody| {
-                    if let Some(recorder) = &outlets.record {
-                        let _ = recorder.send(Record { t: input.t, body });
-                    }
-                };
+                let t = input.t;
+                let mut record = |body: RecordBody| recorded = to_recorder(&outlets, Record { t, body });
                 match input.body {
                     InputBody::Rx(bytes) => {
                         record(RecordBody::Rx(bytes.clone()));
-                        session.handle_bytes(input.t, &bytes);
+                        session.handle_bytes(t, &bytes);
                     }
                     InputBody::Event(event) => {
                         record(RecordBody::Event(event.clone()));
-                        session.handle_sensor(input.t, &event);
+                        session.handle_sensor(t, &event);
                     }
                     InputBody::Command { command, reply } => {
                         record(RecordBody::Command(command.clone()));
-                        let answer = session.handle_command(input.t, &command);
+                        let answer = session.handle_command(t, &command);
                         // The answer goes to the operator as words.
                         answering = reply.map(|reply| (reply, answer.map_err(|e| e.to_string())));
                     }
                     InputBody::Connected => {
                         record(RecordBody::Link(LinkChange::Connected));
-                        session.handle_connected(input.t);
+                        session.handle_connected(t);
                     }
                     InputBody::Disconnected => {
                         record(RecordBody::Link(LinkChange::Disconnected));
-                        session.handle_disconnected(input.t);
+                        session.handle_disconnected(t);
                     }
-                    InputBody::Mirror(line) => session.handle_mirror(input.t, line),
+                    InputBody::Mirror(line) => session.handle_mirror(t, line),
                 }
-                input.t
+                t
             }
             () = sleep_until(wake), if deadline.is_some() => {
                 let deadline = deadline.expect("checked by the guard");
@@ -204,11 +255,16 @@ pub async fn drive(
                 deadline
             }
         };
+        // The capture first: nothing the input led to goes out before the
+        // input is in the capture (a closed recorder answers at once).
+        if let Some(written) = recorded {
+            let _ = written.await;
+        }
         last = last.max(now);
         flush(&mut session, &mut outlets, now);
-        pass_line(&session, &outlets, &mut line);
         if let Some((reply, said)) = answering.take() {
-            let _ = reply.send(Answer { said, written: written_after(&outlets) });
+            let written = settled(&mut outlets);
+            let _ = reply.send(Answer { said, written });
         }
     }
     session.advance_to(last);
@@ -217,83 +273,70 @@ pub async fn drive(
     session
 }
 
-/// Passes on everything the session has to say and to send.
+/// Hands `record` to the recorder, with a marker behind it that is
+/// answered once it is written; `None` when the board is not recorded.
+fn to_recorder(outlets: &Outlets, record: Record) -> Option<oneshot::Receiver<()>> {
+    let recorder = outlets.record.as_ref()?;
+    let (written, answer) = oneshot::channel();
+    recorder.send(ToRecorder::Record(record)).ok()?;
+    recorder.send(ToRecorder::Written(written)).ok()?;
+    Some(answer)
+}
+
+/// Passes on everything the session has to send and to say.
 fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
     if let Some(port) = &outlets.to_port {
         while let Some(bytes) = session.poll_transmit(now) {
             let _ = port.send(ToPort::Send(bytes));
         }
     }
-    let mut changed = std::collections::BTreeSet::new();
-    let mut each = |output: Output| {
-        match &output {
-            Output::Notice(notice) if notice.kind == NoticeKind::Link(LinkEvent::Silent) => {
-                if let Some(port) = &outlets.to_port {
-                    let _ = port.send(ToPort::Reconnect);
+    let mut silent = SilentWatch(false);
+    let mut sinks: Vec<&mut dyn AnySink> = Vec::with_capacity(outlets.sinks.len() + 1);
+    sinks.push(&mut silent);
+    sinks.extend(outlets.sinks.iter_mut().map(|outlet| &mut **outlet as &mut dyn AnySink));
+    session.pump(&mut sinks);
+    if silent.0
+        && let Some(port) = &outlets.to_port
+    {
+        let _ = port.send(ToPort::Reconnect);
+    }
+}
+
+/// Whether the link said the board has gone silent (the port is then
+/// closed and opened again).
+struct SilentWatch(bool);
+
+impl AnySink for SilentWatch {
+    fn handle(&mut self, output: &Output, _games: Games<'_>) {
+        if let Output::Notice(notice) = output
+            && notice.kind == NoticeKind::Link(LinkEvent::Silent)
+        {
+            self.0 = true;
+        }
+    }
+
+    fn end_batch(&mut self, _games: Games<'_>) {}
+}
+
+/// A marker behind everything the outlets have handed on, answered once
+/// all of it has taken effect; `None` when no outlet has anything to wait
+/// for.
+fn settled(outlets: &mut Outlets) -> Option<oneshot::Receiver<()>> {
+    let waits: Vec<oneshot::Receiver<()>> = outlets.sinks.iter_mut().filter_map(|o| o.settled()).collect();
+    match waits.len() {
+        0 => None,
+        1 => waits.into_iter().next(),
+        _ => {
+            let (tx, rx) = oneshot::channel();
+            tokio::spawn(async move {
+                for wait in waits {
+                    let _ = wait.await;
                 }
-            }
-            Output::Event(event) => {
-                if changes_games(&event.kind) {
-                    changed.insert(event.game);
-                }
-            }
-            Output::Notice(_) => {}
-        }
-        if let Some((watch, _)) = &mut outlets.livechess {
-            watch.handle_output(&output);
-        }
-        // A closed receiver means nobody listens any more; the session still
-        // runs to the end so that its games are complete.
-        let _ = outlets.outputs.send(output);
-    };
-    match &mut outlets.feed {
-        Some((feed, items)) => feed.pump(session, each, |item| {
-            let _ = items.send(item);
-        }),
-        None => {
-            while let Some(output) = session.poll_output() {
-                each(output);
-            }
+                let _ = tx.send(());
+            });
+            Some(rx)
         }
     }
-    if let Some((watch, snapshots)) = &mut outlets.livechess
-        && let Some(snapshot) = watch.poll(session.reconstructor())
-    {
-        let _ = snapshots.send(snapshot);
-    }
-    if !changed.is_empty()
-        && let Some(games) = &outlets.games
-    {
-        let reconstructor = session.reconstructor();
-        let games_now = changed.into_iter().filter_map(|n| reconstructor.game_by_number(n)).cloned().collect();
-        let _ = games.send(GamesChanged { games: games_now, written: None });
-    }
-}
-
-/// A marker behind everything already sent to the PGN writer, which it
-/// answers once that is written; `None` for a board that writes no PGN.
-fn written_after(outlets: &Outlets) -> Option<oneshot::Receiver<()>> {
-    let games = outlets.games.as_ref()?;
-    let (tx, rx) = oneshot::channel();
-    games.send(GamesChanged { games: Vec::new(), written: Some(tx) }).ok()?;
-    Some(rx)
-}
-
-/// A mirror board's game, to the game board, when it changed.
-fn pass_line(session: &BoardSession, outlets: &Outlets, watch: &mut LineWatch) {
-    if let Some(mirror) = &outlets.mirror
-        && let Some(line) = watch.poll(session.reconstructor().game())
-    {
-        let _ = mirror.send(line);
-    }
-}
-
-/// Whether an event changes what a game's PGN says.
-fn changes_games(kind: &EventKind) -> bool {
-    !matches!(
-        kind,
-        EventKind::Clock(_) | EventKind::Status(_) | EventKind::Alert(_) | EventKind::AlertAcknowledged { .. }
-    )
 }
 
 fn far_future() -> Instant {
@@ -316,17 +359,9 @@ mod tests {
     async fn a_flood_of_set_position_costs_the_same_per_command() {
         let session = BoardSession::new(Protocol::Dgt, ReconstructorConfig::default(), GameSetup::default());
         let (inputs_tx, inputs_rx) = mpsc::channel(16);
-        let (outputs, _outputs_rx) = mpsc::unbounded_channel();
         let (games, mut games_rx) = mpsc::unbounded_channel();
-        let outlets = Outlets {
-            outputs,
-            to_port: None,
-            games: Some(games),
-            feed: None,
-            record: None,
-            mirror: None,
-            livechess: None,
-        };
+        let mut outlets = Outlets::default();
+        outlets.push(Forward::to(boardcast_core::sink::ChangedGames::default(), games));
         let clock = SessionClock::start(1.0);
         let driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
         const COMMANDS: usize = 8000;
@@ -334,7 +369,7 @@ mod tests {
             let (mut updates, mut records) = (0usize, 0usize);
             while let Some(changed) = games_rx.recv().await {
                 updates += 1;
-                records += changed.games.len();
+                records += changed.len();
             }
             (updates, records)
         });

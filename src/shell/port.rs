@@ -81,7 +81,7 @@ pub struct PortChannels {
     pub from_driver: mpsc::UnboundedReceiver<ToPort>,
     /// Every byte sent, for the capture (if recording; the driver records
     /// what is received).
-    pub recorder: Option<mpsc::UnboundedSender<boardcast_core::capture::Record>>,
+    pub recorder: Option<mpsc::UnboundedSender<super::record::ToRecorder>>,
     /// Port events, for logs.
     pub events: mpsc::UnboundedSender<PortEvent>,
 }
@@ -212,6 +212,6 @@ async fn serve(
 
 fn record(io: &PortChannels, t: Timestamp, what: Recorded) {
     if let Some(recorder) = &io.recorder {
-        let _ = recorder.send(what.at(t));
+        let _ = recorder.send(what.at(t).into());
     }
 }

@@ -15,7 +15,7 @@ use std::{path::PathBuf, time::Duration};
 use tokio::{
     fs::{File, OpenOptions},
     io::{AsyncWriteExt, BufWriter},
-    sync::mpsc,
+    sync::{mpsc, oneshot},
 };
 
 use boardcast_core::{
@@ -90,24 +90,48 @@ pub async fn append(path: &std::path::Path) -> std::io::Result<BufWriter<File>> 
     Ok(BufWriter::new(file))
 }
 
+/// What the recorder is given: records, and markers that ask to be told
+/// once every record before them is in the operating system's hands.
+#[derive(Debug)]
+pub enum ToRecorder {
+    /// A record to write.
+    Record(Record),
+    /// Told once the records before it are written (or wait in memory for
+    /// a disk that refuses them: see [`run`]).
+    Written(tokio::sync::oneshot::Sender<()>),
+}
+
+impl From<Record> for ToRecorder {
+    fn from(record: Record) -> Self {
+        Self::Record(record)
+    }
+}
+
 /// Records waiting for a disk that refuses them, at most: some days of a
 /// board's traffic. Beyond it the oldest are let go, and the log says how
 /// many.
 const BACKLOG_MAX_BYTES: usize = 64 << 20;
 
 /// Writes records until the channel closes: each batch at once, synced to
-/// the disk every second.
+/// the disk every second. A [`ToRecorder::Written`] marker is answered once
+/// the records before it have been written, which is what lets the driver
+/// hold a board's outputs until its input is in the capture (the capture is
+/// the record everything else is derived from: a daemon killed at any
+/// moment has never published more than its captures hold).
 ///
 /// A write that fails (a full disk, a USB stick pulled out) does not end
 /// the recording: the file is cut back to its last whole line, the records
 /// wait in memory, and every second the write is tried again, so the
 /// capture is complete again once the disk has room (the log says when it
-/// stopped and when it caught up). Returns the error only when the file
-/// cannot be written at the end, with records still waiting.
+/// stopped and when it caught up). Markers are answered meanwhile without
+/// waiting for the disk: a full disk must not stop the games and the feed,
+/// so for that time the capture is behind them (docs/live-boards.md).
+/// Returns the error only when the file cannot be written at the end, with
+/// records still waiting.
 pub async fn run(
     path: &std::path::Path,
     writer: BufWriter<File>,
-    mut records: mpsc::UnboundedReceiver<Record>,
+    mut records: mpsc::UnboundedReceiver<ToRecorder>,
 ) -> std::io::Result<()> {
     // `create` and `append` flush before handing the writer over, so
     // nothing is left in its buffer; writing to the file directly lets a
@@ -124,17 +148,19 @@ pub async fn run(
     // before one already written is written at that one's time, since a
     // capture's times never go back.
     let mut last = Timestamp::ZERO;
+    let mut waiting = Vec::new();
     loop {
         tokio::select! {
-            record = records.recv() => match record {
-                Some(record) => {
-                    push_line(&mut lines, &record, &mut last);
+            message = records.recv() => match message {
+                Some(message) => {
+                    take(message, &mut lines, &mut last, &mut waiting);
                     // Whatever else is waiting goes in the same write.
-                    while let Ok(record) = records.try_recv() {
-                        push_line(&mut lines, &record, &mut last);
+                    while let Ok(message) = records.try_recv() {
+                        take(message, &mut lines, &mut last, &mut waiting);
                     }
                     if failing.is_some() {
                         dropped += trim_backlog(&mut lines);
+                        answer(&mut waiting);
                         continue;
                     }
                 }
@@ -153,9 +179,12 @@ pub async fn run(
             }
         }
         if lines.is_empty() {
+            answer(&mut waiting);
             continue;
         }
-        match write_lines(&mut file, &mut good, &lines).await {
+        let written = write_lines(&mut file, &mut good, &lines).await;
+        answer(&mut waiting);
+        match written {
             Ok(()) => {
                 lines.clear();
                 unsynced = true;
@@ -225,6 +254,21 @@ fn trim_backlog(lines: &mut String) -> usize {
     let cut = lines.as_bytes()[over..].iter().position(|&b| b == b'\n').map_or(lines.len(), |i| over + i + 1);
     lines.drain(..cut);
     cut
+}
+
+/// Adds a record's line to the batch, or the marker to those waiting for it.
+fn take(message: ToRecorder, lines: &mut String, last: &mut Timestamp, waiting: &mut Vec<oneshot::Sender<()>>) {
+    match message {
+        ToRecorder::Record(record) => push_line(lines, &record, last),
+        ToRecorder::Written(marker) => waiting.push(marker),
+    }
+}
+
+/// Tells every marker waiting that the records before it are written.
+fn answer(waiting: &mut Vec<oneshot::Sender<()>>) {
+    for marker in waiting.drain(..) {
+        let _ = marker.send(());
+    }
 }
 
 fn push_line(lines: &mut String, record: &Record, last: &mut Timestamp) {

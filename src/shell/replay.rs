@@ -5,12 +5,13 @@ use tokio::{sync::mpsc, time::sleep_until};
 
 use super::{
     clock::SessionClock,
-    driver::{Input, InputBody, Outlets, drive},
+    driver::{Forward, Input, InputBody, Outlets, drive},
 };
 use boardcast_core::{
     capture::{CaptureHeader, Record},
     reconstruct::ReconstructorConfig,
     session::{BoardSession, Output},
+    sink::EveryOutput,
 };
 
 /// Plays `records` at `clock`'s pace through a new session for `header`,
@@ -33,8 +34,8 @@ pub async fn play(
             }
         }
     });
-    let outlets =
-        Outlets { outputs, to_port: None, games: None, feed: None, record: None, mirror: None, livechess: None };
+    let mut outlets = Outlets::default();
+    outlets.push(Forward::to(EveryOutput::default(), outputs));
     let session = drive(session, rx, outlets, clock).await;
     // The feeder has finished: the driver only returns once it closed the
     // channel by ending.

@@ -1,6 +1,6 @@
 //! A board's speaker (rules.md N3, docs/speech.md): the configured command
 //! (`espeak-ng -v de` …) run for each announcement the board's
-//! [`Announcer`] makes, one at a time, each with a time limit.
+//! announcer (`boardcast_core::publish::announcer`) makes, one at a time, each with a time limit.
 //!
 //! The board's driver is never held up: announcements wait in an
 //! unbounded channel, and when more than `max_queue` wait the oldest are
@@ -12,8 +12,6 @@ use std::{collections::VecDeque, process::Stdio, time::Duration};
 
 use tokio::{process::Command, sync::mpsc};
 use tracing::{info, warn};
-
-use boardcast_core::{publish::announcer::Announcer, session::Output};
 
 /// How a board speaks.
 #[derive(Clone, Debug)]
@@ -31,26 +29,6 @@ pub struct SpeakerSettings {
     /// The announcements' language code, given as
     /// `BOARDCAST_SPEECH_LANGUAGE` (a script can pick the voice by it).
     pub language: &'static str,
-}
-
-/// Feeds the board's outputs to `announcer` and hands them on to `next`
-/// (the board's log) unchanged; what the announcer says goes to the
-/// speaker. Ends when the outputs end.
-pub async fn tap(
-    mut outputs: mpsc::UnboundedReceiver<Output>,
-    next: mpsc::UnboundedSender<Output>,
-    mut announcer: Announcer,
-    speaker: mpsc::UnboundedSender<String>,
-) {
-    while let Some(output) = outputs.recv().await {
-        if let Output::Event(event) = &output {
-            announcer.handle_event(event);
-            while let Some(text) = announcer.poll_announcement() {
-                let _ = speaker.send(text);
-            }
-        }
-        let _ = next.send(output);
-    }
 }
 
 /// Runs the command for each announcement from `texts`, one at a time,

@@ -35,7 +35,7 @@ fn a_hostile_board_name_records_inside_the_capture_folder_and_an_ordinary_one_as
     fs::write(
         &config,
         format!(
-            "[recording]\ndir = \"{dir}/captures\"\n[pgn]\ndir = \"{dir}/pgn\"\n[mqtt]\nenabled = false\n\
+            "[recording]\ndir = \"{dir}/captures\"\n[pgn]\ndir = \"{dir}/pgn\"\n[mqtt]\nenabled = false\n[http]\nenabled = false\n\
              [broadcast]\nevent = \"..\"\n\
              [[boards]]\nname = \"../../escaped\"\nprotocol = \"dgt\"\nport = \"{dir}/a.tty\"\n\
              [[boards]]\nname = \"board 1\"\nprotocol = \"dgt\"\nport = \"{dir}/b.tty\"\nevent = \"Open A\"\nround = \"Round 3.1\"\n",

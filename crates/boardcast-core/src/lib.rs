@@ -19,6 +19,9 @@
 //! - [`session`]: one board's decoder, reconstructor and clock together,
 //!   emitting [`event`]s; [`operator`] commands act on it; [`pair`]
 //!   compares a game board with a visually impaired player's mirror board;
+//! - [`sink`]: what consumes a board's outputs (the MQTT feed, the PGN
+//!   writer's changes, the announcer, the log…), seeing the games only
+//!   through a read-only view;
 //! - [`publish`]: events to MQTT topics and payloads, guards and the
 //!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites,
 //!   with the players from a round's [`pairings`];
@@ -44,4 +47,5 @@ pub mod reconstruct;
 pub mod replay;
 pub mod sensor;
 pub mod session;
+pub mod sink;
 pub mod time;

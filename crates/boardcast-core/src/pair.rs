@@ -46,6 +46,8 @@ use crate::{
     alert::{Alert, AlertKind, Evidence, Seen},
     game::GameRecord,
     sensor::Cell,
+    session::Output,
+    sink::{Games, Sink},
     time::Timestamp,
 };
 
@@ -112,9 +114,11 @@ impl Line {
 
 /// Follows a board's game and says when its [`Line`] changed (the mirror
 /// board's side of the pair: its line goes to the game board's session).
+/// As a [`Sink`], it looks once per batch of outputs.
 #[derive(Debug, Default)]
 pub struct LineWatch {
     last: Option<Line>,
+    changed: Option<Line>,
 }
 
 impl LineWatch {
@@ -126,6 +130,22 @@ impl LineWatch {
         let line = Line::of(game);
         self.last = Some(line.clone());
         Some(line)
+    }
+}
+
+impl Sink for LineWatch {
+    type Item = Line;
+
+    fn handle_output(&mut self, _output: &Output, _games: Games<'_>) {}
+
+    fn flush(&mut self, games: Games<'_>) {
+        if let Some(line) = self.poll(games.current()) {
+            self.changed = Some(line);
+        }
+    }
+
+    fn poll_item(&mut self) -> Option<Line> {
+        self.changed.take()
     }
 }
 

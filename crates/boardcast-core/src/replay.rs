@@ -11,6 +11,7 @@ use crate::{
     game::GameRecord,
     reconstruct::ReconstructorConfig,
     session::{BoardSession, Output},
+    sink::{EveryOutput, Sink},
     time::Timestamp,
 };
 
@@ -209,7 +210,10 @@ pub fn publications(
                 published.push(Published { t_ms: at.as_micros() / 1000, publication });
             }
         }
-        feed.pump(session, |_| {}, |item| hub.handle_item(now, item));
+        session.pump(&mut [feed]);
+        while let Some(item) = feed.poll_item() {
+            hub.handle_item(now, item);
+        }
         hub.handle_timeout(now);
         while let Some(publication) = hub.poll_publication() {
             published.push(Published { t_ms, publication });
@@ -261,8 +265,9 @@ fn is_clock(output: &Output) -> bool {
     matches!(output, Output::Event(event) if matches!(event.kind, crate::event::EventKind::Clock(_)))
 }
 
+/// Takes every output waiting, through the same pump as the live driver.
 fn drain(session: &mut BoardSession, outputs: &mut Vec<Output>) {
-    while let Some(output) = session.poll_output() {
-        outputs.push(output);
-    }
+    let mut every = EveryOutput::default();
+    session.pump(&mut [&mut every]);
+    outputs.extend(std::iter::from_fn(|| every.poll_item()));
 }

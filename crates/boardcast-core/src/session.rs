@@ -29,6 +29,7 @@ use crate::{
     },
     reconstruct::{GameSetup, Reconstructor, ReconstructorConfig},
     sensor::{Cell, SensorEvent},
+    sink::{AnySink, Games},
     time::Timestamp,
 };
 use shakmaty::{Position, Role, Square};
@@ -590,6 +591,27 @@ impl BoardSession {
                 Cell::Empty => board.piece_at(sq).is_some(),
             })
             .collect()
+    }
+
+    /// The board's games, as sinks see them.
+    pub fn games(&self) -> Games<'_> {
+        Games::of(&self.reconstructor)
+    }
+
+    /// Hands every output waiting to each of `sinks` in turn, then flushes
+    /// them: the one loop between a session and what consumes its outputs.
+    /// The live driver, `replay --mqtt` and the resume all run it after
+    /// every input, so a replay hands on what the hall would have, by
+    /// construction.
+    pub fn pump(&mut self, sinks: &mut [&mut dyn AnySink]) {
+        while let Some(output) = self.poll_output() {
+            for sink in sinks.iter_mut() {
+                sink.handle(&output, self.games());
+            }
+        }
+        for sink in sinks.iter_mut() {
+            sink.end_batch(self.games());
+        }
     }
 
     /// The reconstructor (for the current game and the board picture).

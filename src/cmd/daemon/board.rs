@@ -1,35 +1,32 @@
 //! One board's tasks, from start to shutdown: its session (new, or resumed
-//! from its capture), the port, the driver (with the board's MQTT feed),
-//! the recorder, its PGN and its log lines.
+//! from its capture), the port, the driver, the recorder, and the outlets
+//! that consume the board's outputs, each built by the part of the daemon
+//! its configuration section belongs to (the log here, the PGN writer's in
+//! `pgn.rs`, the MQTT feed's in `feed.rs`, the speaker's in `speech.rs`, a
+//! mirror board's line here).
 
 use std::{path::PathBuf, time::Duration};
 
-use tokio::sync::mpsc;
+use tokio::{sync::mpsc, task::JoinHandle};
 use tracing::{Instrument, Span, error, info, warn};
 
 use boardcast::{
     config::{Board, FindBoard, Pairing},
     shell::{
         clock::SessionClock,
-        driver::{GamesChanged, Input, InputBody, Outlets, drive},
+        driver::{Forward, Input, InputBody, Outlets, drive},
         port::{self, Locate, PortChannels, PortSettings},
-        record,
-        speech::{SpeakerSettings, speak, tap},
+        record::{self, ToRecorder},
     },
 };
 use boardcast_core::{
-    capture::{CaptureHeader, Record},
-    livechess::board::BoardWatch,
-    pair::Line,
-    publish::{announcer::Announcer, board::BoardFeed},
+    capture::CaptureHeader,
+    pair::{Line, LineWatch},
     session::{BoardSession, Output, setup_from_header},
+    sink::{EveryOutput, Games},
 };
 
-use super::{BoardHandle, Boards, Shared, log::log_outputs, pgn::PgnUpdate, recover};
-
-/// How long the next board waits at most for the publisher to catch up
-/// with a resumed board's past.
-const PAST_PUBLISHED_WAIT: Duration = Duration::from_secs(5);
+use super::{BoardHandle, Boards, Shared, log::log_outputs, pgn::PgnUpdate, recover, speech};
 
 /// How a board's session begins.
 struct Begun {
@@ -44,8 +41,29 @@ struct Begun {
     /// A resumed board's turn to resume, held until the publisher has
     /// caught up with its past.
     turn: Option<tokio::sync::SemaphorePermit<'static>>,
-    recorder: Option<mpsc::UnboundedSender<Record>>,
-    recorder_task: Option<tokio::task::JoinHandle<()>>,
+    recorder: Option<mpsc::UnboundedSender<ToRecorder>>,
+    recorder_task: Option<JoinHandle<()>>,
+}
+
+/// What a board's outlets start from.
+pub(super) struct Start<'a> {
+    /// The board's configuration.
+    pub(super) board: &'a Board,
+    /// Its games as they stand (a resumed board's, or none yet).
+    pub(super) games: Games<'a>,
+    /// A resumed session's outputs so far, to hand on again.
+    pub(super) past: &'a [Output],
+    /// Wall-clock milliseconds at session time zero.
+    pub(super) epoch_ms: i64,
+    /// The recording session's name (the capture's file name).
+    pub(super) session_id: &'a str,
+}
+
+/// The tasks that act on what the board's outlets hand on, awaited when
+/// the board stops.
+struct Behind {
+    log: JoinHandle<()>,
+    speaker: Option<speech::Speaker>,
 }
 
 /// One board, from start to shutdown; `Err` when its driver failed (the
@@ -60,73 +78,21 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     };
     let Begun { session, clock, epoch_ms, session_id, past, turn, recorder, recorder_task } =
         begin(&board, &shared).await;
-
     let (inputs_tx, inputs_rx) = mpsc::channel(256);
     let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
-    let (outputs_tx, outputs_rx) = mpsc::unbounded_channel();
-    let (games_tx, mut games_rx) = mpsc::unbounded_channel::<GamesChanged>();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-
-    // A visually impaired player's board mirroring another board's game
-    // (appendix D): read, recorded and compared, but the PGN and the feed
-    // are the game board's.
-    let mirror_of = match &board.pair {
-        Some(Pairing::MirrorOf { game }) => Some(game.clone()),
-        _ => None,
+    let mut outlets = Outlets { to_port: Some(to_port_tx), record: recorder.clone(), sinks: Vec::new() };
+    let behind = {
+        // The view of the games is not to be held across an await.
+        let start = Start { board: &board, games: session.games(), past: &past, epoch_ms, session_id: &session_id };
+        outlets_of(&start, &shared, turn, &mut outlets, events_rx)
     };
-    // A resumed game's PGN is written, and its feed published again, before
-    // the board speaks (subscribers drop what they already have by seq).
-    let label = board.path.board.clone();
-    if !past.is_empty() && mirror_of.is_none() {
-        let _ = shared.pgn.send(PgnUpdate::new(label.clone(), session.reconstructor().games().cloned().collect()));
-    }
-    let feed = shared.feed.as_ref().map(|feed| {
-        let mut board_feed =
-            BoardFeed::new(feed.settings.clone(), &board.name, board.path.clone(), epoch_ms, &session_id);
-        if let Some(game) = &mirror_of {
-            board_feed.mirror_of(game);
-        }
-        for output in &past {
-            board_feed.handle_output(output, session.reconstructor());
-        }
-        board_feed.flush(session.reconstructor());
-        while let Some(item) = board_feed.poll_item() {
-            let _ = feed.items.send(item);
-        }
-        (board_feed, feed.items.clone())
-    });
-    // The next board resumes once the publisher has caught up with this
-    // one's past: a hundred boards' pasts at once (every move of every
-    // game so far) waited in the publisher together, and the allocator
-    // kept the peak for the rest of the day (RELIABILITY.md, "Long day").
-    // This board goes on meanwhile: its own moves must not wait. A broker
-    // that is away holds nobody up for long.
-    if let (Some(turn), Some(feed)) = (turn, &shared.feed) {
-        let (caught, caught_up) = tokio::sync::oneshot::channel();
-        if feed.marks.send(caught).is_ok() {
-            tokio::spawn(async move {
-                let _ = tokio::time::timeout(PAST_PUBLISHED_WAIT, caught_up).await;
-                drop(turn);
-            });
-        }
-    }
-    // The board as LiveChess shows it, from its past too (a resumed game's
-    // clock and moves); a mirror board's game is its game board's.
-    let livechess = shared.livechess.as_ref().filter(|_| mirror_of.is_none()).map(|snapshots| {
-        let mut watch = BoardWatch::new(super::livechess::identity(&board), epoch_ms);
-        for output in &past {
-            watch.handle_output(output);
-        }
-        (watch, snapshots.clone())
-    });
-    let speech = speech(&board, &shared, outputs_rx, &past);
     // Everything the capture produced (a clock reading a second: tens of
-    // thousands after a few hours) is not needed once published again;
-    // kept until the board stops, it grew every restart's memory with the
-    // length of the day.
+    // thousands after a few hours) is not needed once handed to the
+    // outlets; kept until the board stops, it grew every restart's memory
+    // with the length of the day.
     drop(past);
 
-    let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
     // Operator commands reach the board's session through its inputs.
     shared.boards.lock().expect("not poisoned").insert(
         board.name.clone(),
@@ -136,34 +102,12 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
             number: boardcast_core::pairings::board_number(&board.path.board),
         },
     );
-    let recorder_for_driver = recorder.clone();
-    let mirror = mirror_of.as_ref().map(|game| {
-        let (lines_tx, lines_rx) = mpsc::unbounded_channel();
-        tokio::spawn(forward_mirror(game.clone(), shared.boards.clone(), lines_rx).instrument(Span::current()));
-        lines_tx
-    });
+    let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
     let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder, events: events_tx };
     // The port stops on shutdown, or when this board's driver failed.
     let stop_port = shared.shutdown.child_token();
     let mut port = tokio::spawn(port::run(port_settings, channels, clock, stop_port.clone()));
-    let outlets = Outlets {
-        outputs: outputs_tx,
-        to_port: Some(to_port_tx),
-        games: mirror_of.is_none().then_some(games_tx),
-        feed,
-        record: recorder_for_driver,
-        mirror,
-        livechess,
-    };
     let mut driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
-    let log = tokio::spawn(log_outputs(speech.outputs, events_rx, shared.reconnect_max).instrument(Span::current()));
-    let pgn = shared.pgn.clone();
-    let pgn_label = label.clone();
-    let pgn_forward = tokio::spawn(async move {
-        while let Some(GamesChanged { games, written }) = games_rx.recv().await {
-            let _ = pgn.send(PgnUpdate { board: pgn_label.clone(), games, written });
-        }
-    });
 
     // Normally the port stops first (shutdown) and closes the driver's
     // inputs, so the driver ends and hands back the session with every
@@ -183,9 +127,8 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     };
     let result = match driver_result {
         Ok(session) => {
-            let _ = pgn_forward.await;
-            if mirror_of.is_none() {
-                let _ = shared.pgn.send(PgnUpdate::new(label, session.into_games()));
+            if !is_mirror(&board) {
+                let _ = shared.pgn.send(PgnUpdate::new(board.path.board.clone(), session.into_games()));
             }
             Ok(())
         }
@@ -205,19 +148,68 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
             Err(why)
         }
     };
-    let _ = log.await;
-    if let Some((speaker, timeout)) = speech.speaker {
-        // What waits to be said gets one announcement's time, not more:
-        // shutting down is not held up by a queue of stale moves.
-        let abort = speaker.abort_handle();
-        if tokio::time::timeout(timeout, speaker).await.is_err() {
-            abort.abort();
-        }
+    let _ = behind.log.await;
+    if let Some(speaker) = behind.speaker {
+        speaker.finish().await;
     }
     if let Some(recorder) = recorder_task {
         let _ = recorder.await;
     }
     result
+}
+
+/// Whether the board mirrors another board's game (appendix D): read,
+/// recorded and compared, but the PGN and the feed are the game board's.
+fn is_mirror(board: &Board) -> bool {
+    matches!(board.pair, Some(Pairing::MirrorOf { .. }))
+}
+
+/// The board's outlets, each from its own section of the configuration: the
+/// log (always), the PGN writer's changes (unless the board mirrors another
+/// board's game), the MQTT feed (`[mqtt]`), the LiveChess API's e-board
+/// (`[livechess]`), the speaker (`[speech]`), and a mirror board's line to
+/// its game board. A resumed board's past is handed
+/// to each first: the feed publishes it again (subscribers drop what they
+/// already have by seq), the PGN is written again, the speaker knows it
+/// without saying it.
+fn outlets_of(
+    start: &Start<'_>,
+    shared: &Shared,
+    turn: Option<tokio::sync::SemaphorePermit<'static>>,
+    outlets: &mut Outlets,
+    port_events: mpsc::UnboundedReceiver<port::PortEvent>,
+) -> Behind {
+    let board = start.board;
+    let label = board.path.board.clone();
+    let (log_tx, log_rx) = mpsc::unbounded_channel();
+    outlets.push(Forward::to(EveryOutput::default(), log_tx));
+    let log = tokio::spawn(log_outputs(log_rx, port_events, shared.reconnect_max).instrument(Span::current()));
+    match &board.pair {
+        Some(Pairing::MirrorOf { game }) => {
+            let (lines_tx, lines_rx) = mpsc::unbounded_channel();
+            tokio::spawn(forward_mirror(game.clone(), shared.boards.clone(), lines_rx).instrument(Span::current()));
+            outlets.push(Forward::to(LineWatch::default(), lines_tx));
+        }
+        _ => {
+            if !start.past.is_empty() {
+                let _ = shared.pgn.send(PgnUpdate::new(label.clone(), start.games.all().cloned().collect()));
+            }
+            outlets.push(super::pgn::outlet(label, shared.pgn.clone()));
+        }
+    }
+    if let Some(feed) = &shared.feed {
+        outlets.push(feed.outlet(start, turn));
+    }
+    if let Some(snapshots) = &shared.livechess
+        && !is_mirror(board)
+    {
+        outlets.push(super::livechess::outlet(start, snapshots.clone()));
+    }
+    let speaker = speech::outlet(start, shared.speech.as_ref()).map(|(outlet, speaker)| {
+        outlets.push(outlet);
+        speaker
+    });
+    Behind { log, speaker }
 }
 
 /// Passes a mirror board's game to the session of the game board it
@@ -248,41 +240,6 @@ async fn forward_mirror(game: String, boards: Boards, mut lines: mpsc::Unbounded
             }
         }
     }
-}
-
-/// The board's outputs as the log reads them, and its speaker if it speaks.
-struct Speech {
-    outputs: mpsc::UnboundedReceiver<Output>,
-    speaker: Option<(tokio::task::JoinHandle<()>, std::time::Duration)>,
-}
-
-/// Starts the board's speaker when `[speech]` names it: its announcer
-/// taps the outputs on their way to the log. A resumed game's `past` is
-/// known to the announcer but not said again.
-fn speech(board: &Board, shared: &Shared, outputs: mpsc::UnboundedReceiver<Output>, past: &[Output]) -> Speech {
-    let Some((settings, language)) = shared.speech.as_ref().and_then(|s| Some((s, s.language_of(board)?))) else {
-        return Speech { outputs, speaker: None };
-    };
-    let mut announcer = Announcer::new(language);
-    for output in past {
-        if let Output::Event(event) = output {
-            announcer.handle_event(event);
-        }
-    }
-    while announcer.poll_announcement().is_some() {}
-    info!("announcing completed moves and results in {} with {:?}", language.code(), settings.command);
-    let (texts_tx, texts_rx) = mpsc::unbounded_channel();
-    let (next_tx, next_rx) = mpsc::unbounded_channel();
-    tokio::spawn(tap(outputs, next_tx, announcer, texts_tx));
-    let speaker_settings = SpeakerSettings {
-        command: settings.command.clone(),
-        max_queue: settings.max_queue,
-        timeout: settings.timeout,
-        board: board.name.clone(),
-        language: language.code(),
-    };
-    let speaker = tokio::spawn(speak(speaker_settings, texts_rx).instrument(Span::current()));
-    Speech { outputs: next_rx, speaker: Some((speaker, settings.timeout)) }
 }
 
 /// The board's session: its game in progress resumed from its newest
@@ -429,7 +386,7 @@ async fn start_recording(
     board: &Board,
     header: &CaptureHeader,
     shared: &Shared,
-) -> Option<(mpsc::UnboundedSender<Record>, tokio::task::JoinHandle<()>, PathBuf)> {
+) -> Option<(mpsc::UnboundedSender<ToRecorder>, JoinHandle<()>, PathBuf)> {
     let dir = shared.recording.as_ref()?;
     let file = format!("{}-{}", boardcast_core::names::component(&board.name), shared.file_stamp);
     match record::create(dir, &file, header).await {
@@ -451,7 +408,7 @@ async fn start_recording(
 fn spawn_recorder(
     path: PathBuf,
     writer: tokio::io::BufWriter<tokio::fs::File>,
-) -> (mpsc::UnboundedSender<Record>, tokio::task::JoinHandle<()>) {
+) -> (mpsc::UnboundedSender<ToRecorder>, JoinHandle<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
     // Said when it happens (a full disk mid-game), not at shutdown.
     let task = tokio::spawn(

@@ -3,18 +3,22 @@
 //! publisher task, and the log lines about the broker; what a reload
 //! (SIGHUP) can reload in it.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
-use super::reload;
+use super::{board::Start, reload};
 
 use anyhow::Context;
-use tokio::{sync::mpsc, task::JoinHandle};
+use tokio::{
+    sync::{SemaphorePermit, mpsc},
+    task::JoinHandle,
+};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
 use boardcast::{
     accounts::Account,
-    config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Scheme},
+    config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Pairing, Scheme},
+    shell::driver::Forward,
     shell::mqtt::{
         broker,
         client::{self, PublisherEvent, PublisherSettings},
@@ -22,8 +26,15 @@ use boardcast::{
         mosquitto::{self, ManagedMosquitto, MosquittoSettings},
     },
 };
-use boardcast_core::publish::{
-    Item, board::FeedSettings, commands::commands_topic, guard::OperatorKey, topics::Topics,
+use boardcast_core::{
+    publish::{
+        Item,
+        board::{BoardFeed, FeedSettings},
+        commands::commands_topic,
+        guard::OperatorKey,
+        topics::Topics,
+    },
+    sink::Sink,
 };
 
 /// Where the feed goes, for whoever wants to tell the user.
@@ -40,6 +51,56 @@ pub(crate) struct FeedReady {
     pub(crate) bridge_id: String,
     /// Where the display pages are served, if they are.
     pub(crate) http: Option<std::net::SocketAddr>,
+}
+
+/// Where boards send their feed items.
+#[derive(Clone)]
+pub(super) struct BoardFeeds {
+    pub(super) settings: FeedSettings,
+    pub(super) items: mpsc::UnboundedSender<Item>,
+    /// Asks the publisher to say when it has caught up.
+    pub(super) marks: mpsc::UnboundedSender<client::Caught>,
+}
+
+/// How long the next board waits at most for the publisher to catch up
+/// with a resumed board's past.
+const PAST_PUBLISHED_WAIT: Duration = Duration::from_secs(5);
+
+impl BoardFeeds {
+    /// A board's feed (`[mqtt]`): its publications, to the publisher. A
+    /// resumed board's past is published again first (subscribers drop what
+    /// they already have by seq), and `turn`, the next board's turn to
+    /// resume, is handed on once the publisher has caught up with it: a
+    /// hundred boards' pasts at once (every move of every game so far)
+    /// waited in the publisher together, and the allocator kept the peak for
+    /// the rest of the day (RELIABILITY.md, "Long day"). This board goes on
+    /// meanwhile: its own moves must not wait. A broker that is away holds
+    /// nobody up for long.
+    pub(super) fn outlet(&self, start: &Start<'_>, turn: Option<SemaphorePermit<'static>>) -> Forward<BoardFeed> {
+        let board = start.board;
+        let mut feed =
+            BoardFeed::new(self.settings.clone(), &board.name, board.path.clone(), start.epoch_ms, start.session_id);
+        if let Some(Pairing::MirrorOf { game }) = &board.pair {
+            feed.mirror_of(game);
+        }
+        for output in start.past {
+            feed.handle_output(output, start.games);
+        }
+        feed.flush(start.games);
+        while let Some(item) = feed.poll_item() {
+            let _ = self.items.send(item);
+        }
+        if let Some(turn) = turn {
+            let (caught, caught_up) = tokio::sync::oneshot::channel();
+            if self.marks.send(caught).is_ok() {
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(PAST_PUBLISHED_WAIT, caught_up).await;
+                    drop(turn);
+                });
+            }
+        }
+        Forward::to(feed, self.items.clone())
+    }
 }
 
 /// A running feed.

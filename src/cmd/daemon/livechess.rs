@@ -1,6 +1,7 @@
-//! Starting DGT LiveChess's local API (docs/livechess.md): its listener,
-//! the hall every board's snapshots go into, and the writes (`setup`,
-//! `flip`) routed to the boards' sessions as operator commands.
+//! DGT LiveChess's local API (docs/livechess.md): its listener, the hall
+//! every board's snapshots go into, each board's outlet (a core
+//! [`BoardWatch`] sink), and the writes (`setup`, `flip`) routed to the
+//! boards' sessions as operator commands.
 
 use std::{
     net::SocketAddr,
@@ -14,16 +15,29 @@ use tokio_util::sync::CancellationToken;
 use boardcast::{
     config::{Board, FindBoard, LiveChess},
     shell::{
-        driver::{Answer, Input, InputBody},
+        driver::{Answer, Forward, Input, InputBody},
         livechess::{Shared, Write, serve},
     },
 };
-use boardcast_core::livechess::{
-    board::{Identity, Snapshot},
-    hall::Hall,
+use boardcast_core::{
+    livechess::{
+        board::{BoardWatch, Identity, Snapshot},
+        hall::Hall,
+    },
+    sink::Sink,
 };
 
-use super::Boards;
+use super::{Boards, board::Start};
+
+/// The board's outlet: its e-board and game as LiveChess shows them, a
+/// resumed board's past (its clock, its connection) included.
+pub(super) fn outlet(start: &Start<'_>, snapshots: mpsc::UnboundedSender<Snapshot>) -> Forward<BoardWatch> {
+    let mut watch = BoardWatch::new(identity(start.board), start.epoch_ms);
+    for output in start.past {
+        watch.handle_output(output, start.games);
+    }
+    Forward::to(watch, snapshots)
+}
 
 /// Who `board` is for LiveChess: its DGT serial number when it is found
 /// by one, else its name (stable across restarts either way).

@@ -15,6 +15,7 @@ mod operator;
 mod pgn;
 mod recover;
 mod reload;
+mod speech;
 
 use std::{
     collections::HashMap,
@@ -38,11 +39,7 @@ use boardcast::{
         supervise::{Outcome, Patience, Report, supervise},
     },
 };
-use boardcast_core::{
-    protocol::link::LinkConfig,
-    publish::{Item, board::FeedSettings},
-    reconstruct::ReconstructorConfig,
-};
+use boardcast_core::{protocol::link::LinkConfig, reconstruct::ReconstructorConfig};
 
 pub(crate) use feed::{FeedReady, host_name};
 
@@ -153,7 +150,8 @@ struct Shared {
     clock: SessionClock,
     /// Wall-clock milliseconds at session time zero.
     epoch_ms: i64,
-    feed: Option<FeedOutlet>,
+    /// Where boards send their MQTT feed, when there is one.
+    feed: Option<feed::BoardFeeds>,
     /// Announcing moves aloud, for the boards it names.
     speech: Option<Speech>,
     /// Where boards send their LiveChess snapshots, when the API is served.
@@ -176,15 +174,6 @@ struct BoardHandle {
     /// The pairings' board number it stands for: the number its label
     /// ends with (docs/delivery.md, "Pairings").
     number: Option<u32>,
-}
-
-/// Where boards send their feed items.
-#[derive(Clone)]
-struct FeedOutlet {
-    settings: FeedSettings,
-    items: mpsc::UnboundedSender<Item>,
-    /// Asks the publisher to say when it has caught up.
-    marks: mpsc::UnboundedSender<boardcast::shell::mqtt::client::Caught>,
 }
 
 /// One board under supervision: started again after a failure (its game
@@ -305,7 +294,7 @@ pub(crate) async fn serve(
         started_at,
         clock,
         epoch_ms,
-        feed: started.as_ref().map(|s| FeedOutlet {
+        feed: started.as_ref().map(|s| feed::BoardFeeds {
             settings: s.settings.clone(),
             items: s.items.clone(),
             marks: s.marks.clone(),

@@ -22,12 +22,13 @@ use std::{
 
 use tokio::sync::{mpsc, oneshot};
 
-use boardcast::shell::files::write_atomic;
+use boardcast::shell::{driver::Forward, files::write_atomic};
 use boardcast_core::{
     deliver::RoundPgn,
     game::{GameRecord, pgn::write_pgn},
     names::component,
     publish::topics::level,
+    sink::ChangedGames,
 };
 
 /// A board's games that changed (or all of them: games are matched by
@@ -47,6 +48,22 @@ impl PgnUpdate {
     pub(super) fn new(board: String, games: Vec<GameRecord>) -> Self {
         Self { board, games, written: None }
     }
+}
+
+/// The PGN writer's outlet on a board: the games that changed after each
+/// batch of outputs, labelled with the board; an operator's command is
+/// answered once a marker sent behind them has been written.
+pub(super) fn outlet(board: String, pgn: mpsc::UnboundedSender<PgnUpdate>) -> Forward<ChangedGames> {
+    let marker_board = board.clone();
+    let markers = pgn.clone();
+    Forward::new(ChangedGames::default(), move |games| {
+        let _ = pgn.send(PgnUpdate { board: board.clone(), games, written: None });
+    })
+    .settled_by(move || {
+        let (tx, rx) = oneshot::channel();
+        markers.send(PgnUpdate { board: marker_board.clone(), games: Vec::new(), written: Some(tx) }).ok()?;
+        Some(rx)
+    })
 }
 
 /// An event's round folder.

@@ -1,8 +1,10 @@
 //! One board as LiveChess shows it: an e-board (its pieces, clock, whether
 //! it is read) and its game, kept up to date from the board's session
-//! outputs. The daemon's driver calls [`BoardWatch::handle_output`] for
-//! every output and [`BoardWatch::poll`] after each batch; a snapshot that
-//! differs from the last goes to the [`super::hall::Hall`].
+//! outputs. [`BoardWatch`] is a [`Sink`]: after each batch of outputs that
+//! changed the board, it hands on a [`Snapshot`], which the daemon puts in
+//! the [`super::hall::Hall`].
+
+use std::collections::VecDeque;
 
 use shakmaty::{Color, Position};
 
@@ -10,9 +12,9 @@ use super::records::{Clock, Player, ResultValue, chess960_number, moves, san_lis
 use crate::{
     event::{BoardStatus, ClockState, EventKind},
     protocol::BoardInfo,
-    reconstruct::Reconstructor,
     sensor::{Cell, Picture},
     session::{NoticeKind, Output},
+    sink::{Games, Sink},
     time::Timestamp,
 };
 
@@ -87,34 +89,27 @@ pub struct BoardWatch {
     clock: Option<(ClockState, Timestamp)>,
     status: Option<BoardStatus>,
     last: Option<Snapshot>,
+    out: VecDeque<Snapshot>,
 }
 
 impl BoardWatch {
     /// A board not yet read; `epoch_ms` is the wall-clock time at its
     /// session's time zero.
     pub const fn new(identity: Identity, epoch_ms: i64) -> Self {
-        Self { identity, epoch_ms, active: false, battery: None, clock: None, status: None, last: None }
-    }
-
-    /// One of the session's outputs.
-    pub fn handle_output(&mut self, output: &Output) {
-        match output {
-            Output::Event(event) => match &event.kind {
-                EventKind::Clock(clock) => self.clock = Some((*clock, event.t)),
-                EventKind::Status(status) => self.status = Some(status.clone()),
-                _ => {}
-            },
-            Output::Notice(notice) => match &notice.kind {
-                NoticeKind::Connected => self.active = true,
-                NoticeKind::Disconnected => self.active = false,
-                NoticeKind::Board(BoardInfo::Battery(percent)) => self.battery = Some(format!("{percent}%")),
-                _ => {}
-            },
+        Self {
+            identity,
+            epoch_ms,
+            active: false,
+            battery: None,
+            clock: None,
+            status: None,
+            last: None,
+            out: VecDeque::new(),
         }
     }
 
     /// The board's state now, if it changed since the last call.
-    pub fn poll(&mut self, games: &Reconstructor) -> Option<Snapshot> {
+    fn poll(&mut self, games: Games<'_>) -> Option<Snapshot> {
         let snapshot = self.snapshot(games);
         if self.last.as_ref() == Some(&snapshot) {
             return None;
@@ -123,14 +118,14 @@ impl BoardWatch {
         Some(snapshot)
     }
 
-    fn snapshot(&self, games: &Reconstructor) -> Snapshot {
+    fn snapshot(&self, games: Games<'_>) -> Snapshot {
         let clock = self.clock.as_ref().map(|(c, t)| Clock {
             white: c.white_ms / 1000,
             black: c.black_ms / 1000,
             run: c.running.map(|color| color == Color::White),
             time: self.epoch_ms + (t.as_micros() / 1000) as i64,
         });
-        let game = games.game().map(|record| {
+        let game = games.current().map(|record| {
             let tag = |name: &str, or: &str| {
                 record.tags.iter().find(|(k, _)| k == name).map_or_else(|| or.to_owned(), |(_, v)| v.clone())
             };
@@ -148,7 +143,7 @@ impl BoardWatch {
                 clock: clock.map(|c| if result.is_some() { Clock { run: None, ..c } } else { c }),
             }
         });
-        let position = games.game().map(|g| g.position().board().clone());
+        let position = games.current().map(|g| g.position().board().clone());
         let matches = match &self.status {
             Some(BoardStatus::InSync) => true,
             Some(BoardStatus::OutOfSync { .. }) => false,
@@ -166,6 +161,36 @@ impl BoardWatch {
             matches,
             game,
         }
+    }
+}
+
+impl Sink for BoardWatch {
+    type Item = Snapshot;
+
+    fn handle_output(&mut self, output: &Output, _games: Games<'_>) {
+        match output {
+            Output::Event(event) => match &event.kind {
+                EventKind::Clock(clock) => self.clock = Some((*clock, event.t)),
+                EventKind::Status(status) => self.status = Some(status.clone()),
+                _ => {}
+            },
+            Output::Notice(notice) => match &notice.kind {
+                NoticeKind::Connected => self.active = true,
+                NoticeKind::Disconnected => self.active = false,
+                NoticeKind::Board(BoardInfo::Battery(percent)) => self.battery = Some(format!("{percent}%")),
+                _ => {}
+            },
+        }
+    }
+
+    fn flush(&mut self, games: Games<'_>) {
+        if let Some(snapshot) = self.poll(games) {
+            self.out.push_back(snapshot);
+        }
+    }
+
+    fn poll_item(&mut self) -> Option<Snapshot> {
+        self.out.pop_front()
     }
 }
 

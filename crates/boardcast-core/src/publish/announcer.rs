@@ -17,6 +17,8 @@ use super::{
 use crate::{
     event::{Event, EventKind, MoveInfo},
     game::Notation,
+    session::Output,
+    sink::{Games, Sink},
 };
 
 /// One board's announcements.
@@ -93,6 +95,22 @@ impl Announcer {
                 Some(spoken_in(before, mv, self.language))
             }
         }
+    }
+}
+
+/// The announcer is a sink of its board's outputs; its items are the
+/// announcements, in order.
+impl Sink for Announcer {
+    type Item = String;
+
+    fn handle_output(&mut self, output: &Output, _games: Games<'_>) {
+        if let Output::Event(event) = output {
+            self.handle_event(event);
+        }
+    }
+
+    fn poll_item(&mut self) -> Option<String> {
+        self.poll_announcement()
     }
 }
 

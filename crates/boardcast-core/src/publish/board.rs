@@ -6,7 +6,8 @@
 //!
 //! Move and alert messages go out as their events come. The retained
 //! topics (state, PGN, summary entry) describe the board as a whole, so
-//! they are built once per batch of outputs, in [`BoardFeed::flush`]:
+//! they are built once per batch of outputs, when the feed (a [`Sink`]) is
+//! flushed:
 //! a batch that fills in three moves gives three move messages and one
 //! state.
 
@@ -29,8 +30,8 @@ use crate::{
     event::{BoardStatus, ClockState, Event, EventKind, MoveInfo},
     game::{GameRecord, MoveStatus, Notation, PlyMove, pgn::to_pgn},
     protocol::BoardInfo,
-    reconstruct::Reconstructor,
-    session::{BoardSession, NoticeKind, Output},
+    session::{NoticeKind, Output},
+    sink::{Games, Sink},
     time::Timestamp,
 };
 
@@ -134,16 +135,7 @@ impl BoardFeed {
         self.board_status_dirty = true;
     }
 
-    /// One output of the board's session; `games` is its reconstructor, for
-    /// the moves and games the events refer to.
-    pub fn handle_output(&mut self, output: &Output, games: &Reconstructor) {
-        match output {
-            Output::Event(event) => self.handle_event(event, games),
-            Output::Notice(notice) => self.handle_notice(&notice.kind),
-        }
-    }
-
-    fn handle_event(&mut self, event: &Event, games: &Reconstructor) {
+    fn handle_event(&mut self, event: &Event, games: Games<'_>) {
         self.last = Some((event.game, event.seq, event.t));
         if self.mirror_of.is_some() {
             let status = match &event.kind {
@@ -155,7 +147,7 @@ impl BoardFeed {
             self.board_status_dirty = true;
             return;
         }
-        let game = games.game_by_number(event.game);
+        let game = games.by_number(event.game);
         match &event.kind {
             EventKind::GameStarted { .. } => {
                 // A game starts from a board that shows its start position:
@@ -270,7 +262,7 @@ impl BoardFeed {
 
     /// Publishes what the outputs since the last flush changed: state, PGN,
     /// the round summary's entry and the board's status.
-    pub fn flush(&mut self, games: &Reconstructor) {
+    fn publish_changes(&mut self, games: Games<'_>) {
         let t = self.last.map_or(Timestamp::ZERO, |(_, _, t)| t);
         if self.mirror_of.is_some() {
             self.state_dirty = false;
@@ -278,7 +270,7 @@ impl BoardFeed {
         }
         if self.state_dirty {
             self.state_dirty = false;
-            let game = games.game();
+            let game = games.current();
             let state = payload::to_value(&self.state_payload(game, t));
             let entry = payload::to_value(&self.summary_entry(game, t));
             self.publish(BoardTopic::State, state, true, Qos::AtMostOnce, true);
@@ -290,7 +282,7 @@ impl BoardFeed {
         }
         if self.pgn_dirty {
             self.pgn_dirty = false;
-            if let Some(game) = games.game() {
+            if let Some(game) = games.current() {
                 let payload = PgnPayload {
                     envelope: self.envelope(t),
                     place: self.place(),
@@ -322,29 +314,6 @@ impl BoardFeed {
                 public: false,
             }));
         }
-    }
-
-    /// Takes everything `session` has to say, in order, through the feed,
-    /// handing each output on to `each` once the feed has seen it, then
-    /// the batch's items to `items`.
-    ///
-    /// This is the one loop between a session and its publications: the
-    /// live driver and `replay --mqtt` both run it after every input, so a
-    /// replay publishes what the hall would have, by construction.
-    pub fn pump(&mut self, session: &mut BoardSession, mut each: impl FnMut(Output), mut items: impl FnMut(Item)) {
-        while let Some(output) = session.poll_output() {
-            self.handle_output(&output, session.reconstructor());
-            each(output);
-        }
-        self.flush(session.reconstructor());
-        while let Some(item) = self.poll_item() {
-            items(item);
-        }
-    }
-
-    /// The next thing to publish, if any.
-    pub fn poll_item(&mut self) -> Option<Item> {
-        self.out.pop_front()
     }
 
     /// Where this board is published.
@@ -548,6 +517,27 @@ impl BoardFeed {
                 result: game.result.as_ref().map_or("*", |r| r.pgn()),
             }),
         }
+    }
+}
+
+/// The feed is a sink of its board's outputs: moves and alerts are
+/// published as their events come, the retained topics once per batch.
+impl Sink for BoardFeed {
+    type Item = Item;
+
+    fn handle_output(&mut self, output: &Output, games: Games<'_>) {
+        match output {
+            Output::Event(event) => self.handle_event(event, games),
+            Output::Notice(notice) => self.handle_notice(&notice.kind),
+        }
+    }
+
+    fn flush(&mut self, games: Games<'_>) {
+        self.publish_changes(games);
+    }
+
+    fn poll_item(&mut self) -> Option<Item> {
+        self.out.pop_front()
     }
 }
 

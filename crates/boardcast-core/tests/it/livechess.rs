@@ -17,6 +17,7 @@ use boardcast_core::{
     protocol::Protocol,
     reconstruct::{GameSetup, ReconstructorConfig},
     session::BoardSession,
+    sink::Sink,
     time::Timestamp,
 };
 use serde_json::{Value, json};
@@ -55,7 +56,8 @@ fn play(script: &Script) -> (Hall, BoardSession, Vec<Value>) {
     let mut watch = BoardWatch::new(identity(), EPOCH_MS);
     let mut hall = Hall::new(Some("Ålesund".into()));
     let mut connection = Connection::new(false);
-    hall.update(watch.poll(session.reconstructor()).expect("the first snapshot"));
+    watch.flush(session.games());
+    hall.update(watch.poll_item().expect("the first snapshot"));
     let mut feed = Vec::new();
     let subscribe =
         r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":7,"param":{"serialnr":"board-3"}}}"#;
@@ -67,9 +69,10 @@ fn play(script: &Script) -> (Hall, BoardSession, Vec<Value>) {
         session.advance_to(*t);
         session.handle_sensor(*t, event);
         while let Some(output) = session.poll_output() {
-            watch.handle_output(&output);
+            watch.handle_output(&output, session.games());
         }
-        if let Some(snapshot) = watch.poll(session.reconstructor()) {
+        watch.flush(session.games());
+        while let Some(snapshot) = watch.poll_item() {
             hall.update(snapshot);
             for text in connection.handle_changed(2, &hall) {
                 feed.push(serde_json::from_str(&text).unwrap());

@@ -30,7 +30,11 @@ use tokio::{
 };
 use tokio_tungstenite::{
     WebSocketStream,
-    tungstenite::{Message, handshake::derive_accept_key, protocol::Role},
+    tungstenite::{
+        Message,
+        handshake::derive_accept_key,
+        protocol::{Role, WebSocketConfig},
+    },
 };
 use tokio_util::sync::CancellationToken;
 
@@ -65,6 +69,10 @@ pub struct Shared {
     /// Where writes go.
     pub write_to: mpsc::UnboundedSender<Write>,
 }
+
+/// The longest call a client may send: LiveChess's calls are a few
+/// hundred bytes; a bigger frame closes the connection, unread.
+const MAX_CALL: usize = 64 * 1024;
 
 /// How long a write may take before the client is told it failed.
 const WRITE_WAIT: Duration = Duration::from_secs(10);
@@ -130,7 +138,10 @@ fn respond(
         tokio::spawn(async move {
             match upgrading.await {
                 Ok(upgraded) => {
-                    let socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+                    let config =
+                        WebSocketConfig::default().max_message_size(Some(MAX_CALL)).max_frame_size(Some(MAX_CALL));
+                    let socket =
+                        WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
                     socket_session(socket, shared, shutdown).await;
                 }
                 Err(e) => tracing::debug!("livechess: a WebSocket upgrade failed: {e}"),

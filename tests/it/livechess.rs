@@ -353,6 +353,12 @@ fn writes_go_to_the_board_when_the_operator_allows_them_on_loopback() {
     let eboards: Value = serde_json::from_str(&body).unwrap();
     let dgt = eboards.as_array().unwrap().iter().find(|b| b["serialnr"] == "dgt1").unwrap();
     assert_eq!(dgt["flipped"], true, "{eboards}");
+    // A call far beyond any of LiveChess's closes the connection unread;
+    // the API goes on for everyone else.
+    let mut flood = socket(port);
+    let _ = flood.send(Message::text(format!("{{\"id\":1,\"call\":\"{}\"}}", "x".repeat(100 * 1024))));
+    assert!(!matches!(flood.read(), Ok(Message::Text(_))), "no answer to a 100 KiB call");
+    assert_eq!(get(port, "/api/v1.0/eboards").0, 200);
     stop(&mut daemon);
     assert!(hall.log().contains("flip on board dgt1"), "the write is in the log: {}", hall.log());
 }

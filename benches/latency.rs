@@ -19,6 +19,7 @@
 //! Run: `cargo bench --bench latency` (about a minute; `-- --games N` for
 //! more or fewer games).
 
+use boardcast_sim::board::SimulatedBoard;
 use std::{path::PathBuf, time::Duration};
 
 use boardcast::shell::{
@@ -113,7 +114,7 @@ async fn measure_game(game: &SourceGame, index: usize, config: ReconstructorConf
     }
 
     let clock = SessionClock::start(1.0);
-    let session = BoardSession::live(Protocol::Dgt, config, GameSetup::default(), LinkConfig::default());
+    let session = BoardSession::live(Protocol::DGT, config, GameSetup::default(), LinkConfig::default());
     let (inputs_tx, inputs_rx) = mpsc::channel(256);
     let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
     let (outputs_tx, mut outputs) = mpsc::unbounded_channel();

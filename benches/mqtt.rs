@@ -346,7 +346,7 @@ fn start_board(
     clock: SessionClock,
     epoch_ms: i64,
 ) -> BoardTask {
-    let session = BoardSession::new(Protocol::Events, ReconstructorConfig::default(), GameSetup::default());
+    let session = BoardSession::new(Protocol::EVENTS, ReconstructorConfig::default(), GameSetup::default());
     let feed = BoardFeed::new(publisher.settings.clone(), name, BoardPath::new("Bench", round, name), epoch_ms, name);
     let (inputs, inputs_rx) = mpsc::channel(256);
     let (outputs_tx, outputs) = mpsc::unbounded_channel();
@@ -764,7 +764,7 @@ async fn listen(
                 made_events.fetch_add(1, Ordering::SeqCst);
             }
             EventKind::Alert(alert) => {
-                let kind = alert.to_json("", 0, 0)["kind"].as_str().unwrap_or("?").to_owned();
+                let kind = alert.kind.code().to_owned();
                 *heard.alerts.entry(kind).or_default() += 1;
             }
             _ => {}

@@ -21,8 +21,8 @@ use boardcast_core::{
     names,
     pair::{DEFAULT_DIVERGE_AFTER, PairSettings},
     pairings::{Pairings, board_number},
-    protocol::Protocol,
     protocol::dgt::display::{ClockDisplayMode, ClockDisplaySettings},
+    protocol::{Protocol, names_of},
     publish::{render::Language, topics::BoardPath},
     reconstruct::{ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock},
     session::LightsMode,
@@ -1399,22 +1399,30 @@ fn live_families() -> String {
 
 /// The board's family, and the keys that only some families take.
 fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigError> {
-    let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::Events).ok_or_else(|| {
+    let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::EVENTS).ok_or_else(|| {
         error(
             keys.key("protocol"),
             &format!("{:?}", b.protocol),
             &format!("{} (the board families this daemon reads live)", live_families()),
         )
     })?;
-    if protocol != Protocol::Dgt && b.serial.is_some() {
+    let family = protocol.family().expect("`events` is refused above");
+    if !family.probe.tells_serial && b.serial.is_some() {
         return Err(error(
             keys.key("serial"),
             &format!("{:?}", b.serial.as_deref().unwrap_or_default()),
-            &format!("port = \"/dev/…\": {protocol} boards have no serial number to be found by"),
+            &format!(
+                "port = \"/dev/…\": {protocol} boards have no serial number to be found by (only {} boards do)",
+                names_of(|f| f.probe.tells_serial)
+            ),
         ));
     }
-    if protocol != Protocol::Certabo && b.calibration.is_some() {
-        return Err(error(keys.key("calibration"), "(a file)", "nothing: only Certabo boards are calibrated"));
+    if !family.features.calibration && b.calibration.is_some() {
+        return Err(error(
+            keys.key("calibration"),
+            "(a file)",
+            &format!("nothing: only {} boards are calibrated", names_of(|f| f.features.calibration)),
+        ));
     }
     Ok(protocol)
 }
@@ -1456,11 +1464,14 @@ fn clock_display_of(
 fn clock_display_mode(keys: &BoardKeys, b: &BoardConfig, protocol: Protocol) -> Result<ClockDisplayMode, ConfigError> {
     match b.clock_display.as_deref().unwrap_or("off") {
         "off" => Ok(ClockDisplayMode::Off),
-        "moves" if protocol == Protocol::Dgt => Ok(ClockDisplayMode::Moves),
+        "moves" if protocol.features().clock_text => Ok(ClockDisplayMode::Moves),
         "moves" => Err(error(
             keys.key("clock_display"),
             "\"moves\"",
-            &format!("\"off\": a {protocol} board has no DGT 3000 clock to show moves on"),
+            &format!(
+                "\"off\": a {protocol} board has no clock that shows text (only {} boards' DGT 3000 does)",
+                names_of(|f| f.features.clock_text)
+            ),
         )),
         other => Err(error(
             keys.key("clock_display"),

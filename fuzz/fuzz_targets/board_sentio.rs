@@ -7,4 +7,4 @@ use libfuzzer_sys::fuzz_target;
 #[path = "board.rs"]
 mod board;
 
-fuzz_target!(|data: &[u8]| board::run(Protocol::Sentio, data));
+fuzz_target!(|data: &[u8]| board::run(Protocol::SENTIO, data));

@@ -19,13 +19,10 @@ use boardcast::{
     config::FindBoard,
     shell::{files::write_atomic, holders::holders},
 };
-use boardcast_core::protocol::{
-    Protocol,
-    certabo::{
-        Calibration, CalibrationError,
-        calibration::{MIN_REPORTS, Tags},
-        line::{Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
-    },
+use boardcast_core::protocol::certabo::{
+    Calibration, CalibrationError,
+    calibration::{MIN_REPORTS, Tags},
+    line::{Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
 };
 
 use super::settings;
@@ -120,8 +117,12 @@ fn where_to(args: &CalibrateArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
         let names: Vec<&str> = boards.iter().map(|b| b.name.as_str()).collect();
         bail!("{} has no board named {name:?} (its boards: {})", file.display(), names.join(", "));
     };
-    if board.protocol != Protocol::Certabo {
-        bail!("board {name:?} is a {} board: only Certabo boards are calibrated", board.protocol);
+    if !board.protocol.features().calibration {
+        bail!(
+            "board {name:?} is a {} board: only {} boards are calibrated",
+            board.protocol,
+            boardcast_core::protocol::names_of(|f| f.features.calibration)
+        );
     }
     let FindBoard::Port(port) = &board.find else {
         bail!("board {name:?} has no port in {}: give --port", file.display());

@@ -133,7 +133,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let mut boards = Vec::new();
         for (n, (header, records)) in captures.into_iter().enumerate() {
             let settings = SimulateSettings {
-                protocol: Protocol::Dgt,
+                protocol: Protocol::DGT,
                 link: dir.join(format!("board-{}.tty", n + 1)),
                 speed: args.speed,
                 unplug_at: None,
@@ -312,7 +312,7 @@ fn demo_captures(boards: usize) -> anyhow::Result<Vec<(CaptureHeader, Vec<Record
         let stream = play(game, &style, &mut rng);
         let records =
             stream.events.into_iter().map(|(t, event)| Record { t, body: RecordBody::Event(event) }).collect();
-        captures.push((header(game, Protocol::Events, &format!("board-{}", captures.len() + 1)), records));
+        captures.push((header(game, Protocol::EVENTS, &format!("board-{}", captures.len() + 1)), records));
     }
     Ok(captures)
 }

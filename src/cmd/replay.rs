@@ -224,7 +224,9 @@ impl Render {
                 && let EventKind::Alert(alert) = &event.kind
             {
                 if self.alerts_file {
-                    done.alerts.push_str(&alert.to_json(board, event.game, event.seq).to_string());
+                    done.alerts.push_str(
+                        &boardcast_core::publish::payload::alert_line(alert, board, event.game, event.seq).to_string(),
+                    );
                     done.alerts.push('\n');
                 } else if !self.trace {
                     done.stderr.push_str(&format!("{board} game {}: {alert}\n", event.game));

@@ -103,7 +103,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let protocol = args.protocol;
-    if capture.header.protocol != Protocol::Events && capture.header.protocol != protocol {
+    if capture.header.protocol != Protocol::EVENTS && capture.header.protocol != protocol {
         bail!(
             "{} holds raw bytes of a {} board, which only a {} board can play (--protocol {}); a capture of decoded events (`boardcast synth`) plays on any board",
             args.capture.display(),

@@ -121,9 +121,9 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
         let events = &generated.stream.events;
         let capture = if dgt {
             let form = DgtForm::varied(&mut rng);
-            dgt_capture(&header(game, Protocol::Dgt, &board), events, form, &mut rng)
+            dgt_capture(&header(game, Protocol::DGT, &board), events, form, &mut rng)
         } else {
-            events_capture(&header(game, Protocol::Events, &board), events)
+            events_capture(&header(game, Protocol::EVENTS, &board), events)
         };
         let Some(dir) = &args.out else {
             out!("{capture}");

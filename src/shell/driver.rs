@@ -357,7 +357,7 @@ mod tests {
     /// timed).
     #[tokio::test(flavor = "current_thread")]
     async fn a_flood_of_set_position_costs_the_same_per_command() {
-        let session = BoardSession::new(Protocol::Dgt, ReconstructorConfig::default(), GameSetup::default());
+        let session = BoardSession::new(Protocol::DGT, ReconstructorConfig::default(), GameSetup::default());
         let (inputs_tx, inputs_rx) = mpsc::channel(16);
         let (games, mut games_rx) = mpsc::unbounded_channel();
         let mut outlets = Outlets::default();

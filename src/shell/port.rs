@@ -20,18 +20,24 @@ use super::{
     clock::SessionClock,
     driver::{Input, InputBody, ToPort},
     ports::candidates,
-    probe::{Probed, probe_dgt},
+    probe::{Probed, probe_family},
     record::Recorded,
 };
-use boardcast_core::time::Timestamp;
+use boardcast_core::{
+    protocol::{Family, probe::Found},
+    time::Timestamp,
+};
 
 /// Where a board is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Locate {
     /// At this device.
     Path(PathBuf),
-    /// On whichever port a DGT board with this serial number answers.
+    /// On whichever port a board of this family with this serial number
+    /// answers (a family whose probe tells the serial number).
     Serial {
+        /// The board's family.
+        family: &'static Family,
         /// The board's serial number (leading zeros do not matter).
         serial: String,
         /// Ports to probe besides the machine's serial ports.
@@ -130,10 +136,11 @@ pub async fn run(settings: PortSettings, mut io: PortChannels, clock: SessionClo
 async fn locate_and_open(settings: &PortSettings) -> Result<(SerialStream, PathBuf), String> {
     let path = match &settings.locate {
         Locate::Path(path) => path.clone(),
-        Locate::Serial { serial, extra_ports } => {
+        Locate::Serial { family, serial, extra_ports } => {
             let mut found = None;
             for port in candidates(extra_ports) {
-                if let Probed::Dgt { serial: Some(answer), .. } = probe_dgt(&port.path, PROBE_WAIT).await
+                if let Probed::Board(Found { serial: Some(answer), .. }) =
+                    probe_family(&port.path, PROBE_WAIT, family).await
                     && same_serial(&answer, serial)
                 {
                     found = Some(port.path);
@@ -151,7 +158,7 @@ async fn locate_and_open(settings: &PortSettings) -> Result<(SerialStream, PathB
 /// within a few tens of milliseconds).
 const PROBE_WAIT: Duration = Duration::from_millis(600);
 
-/// Whether two DGT serial numbers are the same board's (the board pads with
+/// Whether two serial numbers are the same board's (a DGT board pads with
 /// zeros; people often leave them out).
 pub fn same_serial(a: &str, b: &str) -> bool {
     a.trim().trim_start_matches('0') == b.trim().trim_start_matches('0')

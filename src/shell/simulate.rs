@@ -15,7 +15,7 @@ use boardcast_core::{
     sensor::ClockSide,
     time::Timestamp,
 };
-use boardcast_sim::board::SimBoard;
+use boardcast_sim::board::{SimulatedBoard, poll_transmit_noisy, simulator};
 
 /// How to simulate.
 #[derive(Clone, Debug)]
@@ -72,7 +72,7 @@ pub async fn run(
 ) -> std::io::Result<Simulated> {
     let mut simulated = Simulated::default();
     let serial = settings.serial.clone().unwrap_or_else(|| serial_of(&header.board));
-    let Some(mut board) = SimBoard::new(settings.protocol, &serial, settings.white_side) else {
+    let Some(mut board) = simulator(settings.protocol, &serial, settings.white_side) else {
         return Err(std::io::Error::other("a board of protocol \"events\" cannot be simulated: choose a board family"));
     };
     // The board's own time (boards that stream send their reports on it),
@@ -89,7 +89,7 @@ pub async fn run(
     let mut records = records.into_iter().peekable();
     // The board as the capture begins.
     while let Some(record) = records.next_if(|r| r.t == Timestamp::ZERO) {
-        play_record(&mut board, &record);
+        play_record(board.as_mut(), &record);
     }
     let mut buf = [0u8; 256];
     let mut end: Option<Instant> = None;
@@ -167,7 +167,7 @@ pub async fn run(
                 }
                 while let Some(record) = records.next_if(|r| running.instant_of(r.t) <= now) {
                     let before = board.picture().clone();
-                    play_record(&mut board, &record);
+                    play_record(board.as_mut(), &record);
                     if pty.is_none() {
                         simulated.squares_changed_while_unplugged +=
                             shakmaty::Square::ALL.into_iter().filter(|&sq| board.picture().get(sq) != before.get(sq)).count();
@@ -178,7 +178,7 @@ pub async fn run(
                 }
             }
         }
-        if let Some(bytes) = board.poll_transmit_noisy(settings.noise, &mut rng)
+        if let Some(bytes) = poll_transmit_noisy(board.as_mut(), settings.noise, &mut rng)
             && let Some(pty) = &pty
         {
             // Unplugged, the bytes go nowhere.
@@ -195,7 +195,7 @@ fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(3600)
 }
 
-fn play_record(board: &mut SimBoard, record: &Record) {
+fn play_record(board: &mut dyn SimulatedBoard, record: &Record) {
     match &record.body {
         RecordBody::Rx(bytes) => board.handle_script_bytes(bytes),
         RecordBody::Event(event) => board.handle_script_event(event),

@@ -24,7 +24,7 @@ fn still_board(hall: &Hall, name: &str, picture: &Picture) -> std::path::PathBuf
         (Timestamp::ZERO, SensorEvent::Board(Box::new(picture.clone()))),
         (Timestamp::from_millis(60_000), SensorEvent::Board(Box::new(picture.clone()))),
     ];
-    hall.write_capture(name, &CaptureHeader::new(Protocol::Events, name), &events)
+    hall.write_capture(name, &CaptureHeader::new(Protocol::EVENTS, name), &events)
 }
 
 fn calibration_setup() -> Picture {

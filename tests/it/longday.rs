@@ -73,10 +73,10 @@ impl Size {
         let families = var("FAMILIES", "dgt,millennium,certabo,sentio".to_owned())
             .split(',')
             .map(|f| match f.trim() {
-                "dgt" => Protocol::Dgt,
-                "millennium" => Protocol::Millennium,
-                "certabo" => Protocol::Certabo,
-                "sentio" => Protocol::Sentio,
+                "dgt" => Protocol::DGT,
+                "millennium" => Protocol::MILLENNIUM,
+                "certabo" => Protocol::CERTABO,
+                "sentio" => Protocol::SENTIO,
                 other => panic!("BOARDCAST_LONGDAY_FAMILIES: unknown family {other}"),
             })
             .collect();
@@ -99,13 +99,7 @@ impl Size {
 }
 
 fn family_name(protocol: Protocol) -> &'static str {
-    match protocol {
-        Protocol::Dgt => "dgt",
-        Protocol::Millennium => "millennium",
-        Protocol::Certabo => "certabo",
-        Protocol::Sentio => "sentio",
-        Protocol::Events => "events",
-    }
+    protocol.name()
 }
 
 /// A board of the hall: what it plays and what must come out.
@@ -171,7 +165,7 @@ fn hall_board(index: usize, pool: &[SourceGame], size: &Size) -> HallBoard {
         // clock, and players show the result once the board has been still
         // (as docs/reconstruction.md asks of boards without a clock).
         let base_ms = (share_us / 1000 * 5 / 8).max(7_200_000);
-        style.clock = (protocol == Protocol::Dgt).then_some(ClockSettings { base_ms, increment_ms: 30_000 });
+        style.clock = (protocol == Protocol::DGT).then_some(ClockSettings { base_ms, increment_ms: 30_000 });
         let mean_ms = (share_us / 1000 / game.moves.len() as u64).saturating_sub(1500).max(2000);
         style.think_ms = (mean_ms / 2, mean_ms * 3 / 2);
         let stream = play(game, &style, &mut rng_for(2026, index * 31 + g));
@@ -227,7 +221,7 @@ fn hall_board(index: usize, pool: &[SourceGame], size: &Size) -> HallBoard {
     }
     let ends = events.last().map_or(Timestamp::ZERO, |(t, _)| *t);
     let records = events.into_iter().map(|(t, event)| Record { t, body: RecordBody::Event(event) }).collect();
-    let header = header(first.unwrap(), Protocol::Events, &name);
+    let header = header(first.unwrap(), Protocol::EVENTS, &name);
     HallBoard { name, protocol, records, header, expected, expected_uci, feed_keys, ends }
 }
 

@@ -42,7 +42,7 @@ fn ten_plies_then_one_taken_back(hall: &Hall) -> (std::path::PathBuf, Vec<String
     events.push((end + Duration::from_secs(3), SensorEvent::Square { square: to, cell: Cell::Empty }));
     events.push((end + Duration::from_millis(3300), SensorEvent::Square { square: from, cell: piece }));
     events.push((end + Duration::from_secs(60), SensorEvent::Square { square: from, cell: piece }));
-    let capture = hall.write_capture("b1", &header(&game, boardcast_core::protocol::Protocol::Events, "b1"), &events);
+    let capture = hall.write_capture("b1", &header(&game, boardcast_core::protocol::Protocol::EVENTS, "b1"), &events);
     (capture, san)
 }
 

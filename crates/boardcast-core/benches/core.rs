@@ -72,7 +72,7 @@ fn generated(board_only: bool) -> (Vec<Parsed>, usize) {
             let stream = play(game, &style, &mut rng);
             expected_plies += stream.expected.uci.len();
             let board = format!("synth-{}", index + 1);
-            parse(&events_capture(&header(game, Protocol::Events, &board), &stream.events))
+            parse(&events_capture(&header(game, Protocol::EVENTS, &board), &stream.events))
         })
         .collect();
     (captures, expected_plies)

@@ -97,7 +97,7 @@ fn generated(scratch: &Scratch) -> (Vec<PathBuf>, u64) {
             let style = Style::varied(&mut rng);
             let stream = play(game, &style, &mut rng);
             let board = format!("synth-{}", index + 1);
-            let text = events_capture(&header(game, Protocol::Events, &board), &stream.events);
+            let text = events_capture(&header(game, Protocol::EVENTS, &board), &stream.events);
             total += records(&text);
             scratch.write("events-varied", &format!("game-{}.jsonl", index + 1), &text)
         })

@@ -10,16 +10,12 @@ use std::fmt;
 use shakmaty::{Color, Square};
 
 use crate::{
-    publish::{
-        payload::{AlertFields, EvidenceClock, EvidenceFields},
-        render::color_name,
-    },
     sensor::{Cell, ClockReading},
     time::Timestamp,
 };
 
 /// What an alert is about. Each kind has a fixed article (or a stable code
-/// where no article applies) and a severity.
+/// where no article applies) and a severity: its row of [`KINDS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AlertKind {
     /// I1, 7.5.1: the clock was pressed on a position no legal move reaches.
@@ -93,112 +89,238 @@ pub enum Severity {
     Irregularity,
 }
 
+/// What an alert kind is: its stable code, its article, its severity and
+/// what it says, in one row.
+#[derive(Clone, Copy, Debug)]
+pub struct KindInfo {
+    /// The kind.
+    pub kind: AlertKind,
+    /// A stable snake-case name (`illegal_move`).
+    pub code: &'static str,
+    /// The FIDE article, or a stable code where no article applies.
+    pub article: &'static str,
+    /// Whether it reports an irregularity or only informs.
+    pub severity: Severity,
+    /// What it means, in a few words (docs/alerts.md says it at length).
+    pub says: &'static str,
+}
+
+/// Every alert kind, one row each, in the order of docs/alerts.md (and of
+/// [`AlertKind`]'s variants: a test holds them together). The docs test and
+/// the simulator's injections read this table.
+pub const KINDS: [KindInfo; 25] = [
+    KindInfo {
+        kind: AlertKind::IllegalMove,
+        code: "illegal_move",
+        article: "7.5.1",
+        severity: Severity::Irregularity,
+        says: "the clock was pressed on a position no legal move reaches",
+    },
+    KindInfo {
+        kind: AlertKind::IllegalMoveStands,
+        code: "illegal_move_stands",
+        article: "A.5.2",
+        severity: Severity::Irregularity,
+        says: "an illegal move was answered by the opponent in rapid or blitz without adequate supervision: it stands",
+    },
+    KindInfo {
+        kind: AlertKind::PawnNotReplaced,
+        code: "pawn_not_replaced",
+        article: "7.5.2",
+        severity: Severity::Irregularity,
+        says: "a pawn was left on the last rank when the clock was pressed",
+    },
+    KindInfo {
+        kind: AlertKind::ClockWithoutMove,
+        code: "clock_without_move",
+        article: "7.5.3",
+        severity: Severity::Irregularity,
+        says: "the clock was pressed without a move",
+    },
+    KindInfo {
+        kind: AlertKind::TouchedOwnPiece,
+        code: "touched_own_piece",
+        article: "4.3.1",
+        severity: Severity::Irregularity,
+        says: "an own piece that could move was lifted first, then another piece moved",
+    },
+    KindInfo {
+        kind: AlertKind::TouchedOpponentPiece,
+        code: "touched_opponent_piece",
+        article: "4.3.2",
+        severity: Severity::Irregularity,
+        says: "an opponent's piece that could be captured was lifted first, then not captured",
+    },
+    KindInfo {
+        kind: AlertKind::RookBeforeKing,
+        code: "rook_before_king",
+        article: "4.4.2",
+        severity: Severity::Irregularity,
+        says: "the rook was lifted before the king, then castling with it",
+    },
+    KindInfo {
+        kind: AlertKind::ReleasedPieceMoved,
+        code: "released_piece_moved",
+        article: "4.7",
+        severity: Severity::Irregularity,
+        says: "a piece released on a square was moved on before the move was completed",
+    },
+    KindInfo {
+        kind: AlertKind::DisplacedPiece,
+        code: "displaced_piece",
+        article: "7.4.1",
+        severity: Severity::Irregularity,
+        says: "a piece of the side not to move left its square",
+    },
+    KindInfo {
+        kind: AlertKind::WrongInitialPosition,
+        code: "wrong_initial_position",
+        article: "7.2.1",
+        severity: Severity::Irregularity,
+        says: "the initial position is not the start position",
+    },
+    KindInfo {
+        kind: AlertKind::IrregularPosition,
+        code: "irregular_position",
+        article: "A.5.4",
+        severity: Severity::Irregularity,
+        says: "both kings in check, or a pawn on its last rank, after a completed move",
+    },
+    KindInfo {
+        kind: AlertKind::OutOfSync,
+        code: "out_of_sync",
+        article: "out_of_sync",
+        severity: Severity::Irregularity,
+        says: "the board shows something no legal move explains",
+    },
+    KindInfo {
+        kind: AlertKind::AmbiguousMoves,
+        code: "ambiguous_moves",
+        article: "ambiguous_moves",
+        severity: Severity::Irregularity,
+        says: "several move sequences explain the board",
+    },
+    KindInfo {
+        kind: AlertKind::FlagFallen,
+        code: "flag_fallen",
+        article: "6.9",
+        severity: Severity::Irregularity,
+        says: "a flag fell",
+    },
+    KindInfo {
+        kind: AlertKind::BothFlagsFallen,
+        code: "both_flags_fallen",
+        article: "III.3.1",
+        severity: Severity::Irregularity,
+        says: "both flags fell and which fell first cannot be told",
+    },
+    KindInfo {
+        kind: AlertKind::FlagAfterQuota,
+        code: "flag_after_quota",
+        article: "6.4",
+        severity: Severity::Irregularity,
+        says: "a flag fell although the period's moves were completed",
+    },
+    KindInfo {
+        kind: AlertKind::ThreefoldRepetition,
+        code: "threefold_repetition",
+        article: "9.2",
+        severity: Severity::Info,
+        says: "a threefold repetition can be claimed",
+    },
+    KindInfo {
+        kind: AlertKind::FiftyMoves,
+        code: "fifty_moves",
+        article: "9.3",
+        severity: Severity::Info,
+        says: "the 50-move rule can be claimed",
+    },
+    KindInfo {
+        kind: AlertKind::RotatedBoard,
+        code: "rotated_board",
+        article: "rotated_board",
+        severity: Severity::Info,
+        says: "the board is turned 180°",
+    },
+    KindInfo {
+        kind: AlertKind::ResultConflict,
+        code: "result_conflict",
+        article: "result_conflict",
+        severity: Severity::Irregularity,
+        says: "the result gesture disagrees with the result already known",
+    },
+    KindInfo {
+        kind: AlertKind::GameWithoutResult,
+        code: "game_without_result",
+        article: "game_without_result",
+        severity: Severity::Info,
+        says: "a new game was set up before the previous one had a result",
+    },
+    KindInfo {
+        kind: AlertKind::PromotionUnknown,
+        code: "promotion_unknown",
+        article: "promotion_unknown",
+        severity: Severity::Irregularity,
+        says: "an occupancy-only board cannot tell the promoted piece: a queen was recorded",
+    },
+    KindInfo {
+        kind: AlertKind::BoardsDiverge,
+        code: "boards_diverge",
+        article: "D.2.9",
+        severity: Severity::Irregularity,
+        says: "a visually impaired player's board and the game board differ for longer than copying a move takes",
+    },
+    KindInfo {
+        kind: AlertKind::BoardsAgree,
+        code: "boards_agree",
+        article: "D.2.9",
+        severity: Severity::Info,
+        says: "the two boards of a pair show the same position again",
+    },
+    KindInfo {
+        kind: AlertKind::BoardGap,
+        code: "board_gap",
+        article: "board_gap",
+        severity: Severity::Irregularity,
+        says: "the board came back from a lost connection showing a position the inferred moves do not reach",
+    },
+];
+
 impl AlertKind {
     /// Every kind, in the order of docs/alerts.md.
-    pub const ALL: [Self; 25] = [
-        Self::IllegalMove,
-        Self::IllegalMoveStands,
-        Self::PawnNotReplaced,
-        Self::ClockWithoutMove,
-        Self::TouchedOwnPiece,
-        Self::TouchedOpponentPiece,
-        Self::RookBeforeKing,
-        Self::ReleasedPieceMoved,
-        Self::DisplacedPiece,
-        Self::WrongInitialPosition,
-        Self::IrregularPosition,
-        Self::OutOfSync,
-        Self::AmbiguousMoves,
-        Self::FlagFallen,
-        Self::BothFlagsFallen,
-        Self::FlagAfterQuota,
-        Self::ThreefoldRepetition,
-        Self::FiftyMoves,
-        Self::RotatedBoard,
-        Self::ResultConflict,
-        Self::GameWithoutResult,
-        Self::PromotionUnknown,
-        Self::BoardsDiverge,
-        Self::BoardsAgree,
-        Self::BoardGap,
-    ];
+    pub const ALL: [Self; KINDS.len()] = {
+        let mut all = [Self::IllegalMove; KINDS.len()];
+        let mut i = 0;
+        while i < KINDS.len() {
+            all[i] = KINDS[i].kind;
+            i += 1;
+        }
+        all
+    };
+
+    /// The kind's row of [`KINDS`].
+    pub const fn info(self) -> &'static KindInfo {
+        &KINDS[self as usize]
+    }
 
     /// The kind with this [`code`](Self::code), if any.
     pub fn from_code(code: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.code() == code)
+        KINDS.iter().find(|k| k.code == code).map(|k| k.kind)
     }
 
     /// The FIDE article, or a stable code where no article applies.
     pub const fn article(self) -> &'static str {
-        match self {
-            Self::IllegalMove => "7.5.1",
-            Self::IllegalMoveStands => "A.5.2",
-            Self::PawnNotReplaced => "7.5.2",
-            Self::ClockWithoutMove => "7.5.3",
-            Self::TouchedOwnPiece => "4.3.1",
-            Self::TouchedOpponentPiece => "4.3.2",
-            Self::RookBeforeKing => "4.4.2",
-            Self::ReleasedPieceMoved => "4.7",
-            Self::DisplacedPiece => "7.4.1",
-            Self::WrongInitialPosition => "7.2.1",
-            Self::IrregularPosition => "A.5.4",
-            Self::OutOfSync => "out_of_sync",
-            Self::AmbiguousMoves => "ambiguous_moves",
-            Self::FlagFallen => "6.9",
-            Self::BothFlagsFallen => "III.3.1",
-            Self::FlagAfterQuota => "6.4",
-            Self::ThreefoldRepetition => "9.2",
-            Self::FiftyMoves => "9.3",
-            Self::RotatedBoard => "rotated_board",
-            Self::ResultConflict => "result_conflict",
-            Self::GameWithoutResult => "game_without_result",
-            Self::PromotionUnknown => "promotion_unknown",
-            Self::BoardsDiverge | Self::BoardsAgree => "D.2.9",
-            Self::BoardGap => "board_gap",
-        }
+        self.info().article
     }
 
     /// A stable snake-case name.
     pub const fn code(self) -> &'static str {
-        match self {
-            Self::IllegalMove => "illegal_move",
-            Self::IllegalMoveStands => "illegal_move_stands",
-            Self::PawnNotReplaced => "pawn_not_replaced",
-            Self::ClockWithoutMove => "clock_without_move",
-            Self::TouchedOwnPiece => "touched_own_piece",
-            Self::TouchedOpponentPiece => "touched_opponent_piece",
-            Self::RookBeforeKing => "rook_before_king",
-            Self::ReleasedPieceMoved => "released_piece_moved",
-            Self::DisplacedPiece => "displaced_piece",
-            Self::WrongInitialPosition => "wrong_initial_position",
-            Self::IrregularPosition => "irregular_position",
-            Self::OutOfSync => "out_of_sync",
-            Self::AmbiguousMoves => "ambiguous_moves",
-            Self::FlagFallen => "flag_fallen",
-            Self::BothFlagsFallen => "both_flags_fallen",
-            Self::FlagAfterQuota => "flag_after_quota",
-            Self::ThreefoldRepetition => "threefold_repetition",
-            Self::FiftyMoves => "fifty_moves",
-            Self::RotatedBoard => "rotated_board",
-            Self::ResultConflict => "result_conflict",
-            Self::GameWithoutResult => "game_without_result",
-            Self::PromotionUnknown => "promotion_unknown",
-            Self::BoardsDiverge => "boards_diverge",
-            Self::BoardsAgree => "boards_agree",
-            Self::BoardGap => "board_gap",
-        }
+        self.info().code
     }
 
     /// Whether the alert reports an irregularity or only informs.
     pub const fn severity(self) -> Severity {
-        match self {
-            Self::ThreefoldRepetition
-            | Self::FiftyMoves
-            | Self::RotatedBoard
-            | Self::GameWithoutResult
-            | Self::BoardsAgree => Severity::Info,
-            _ => Severity::Irregularity,
-        }
+        self.info().severity
     }
 }
 
@@ -289,68 +411,6 @@ pub(crate) const fn side_name(color: Color) -> &'static str {
     }
 }
 
-impl Alert {
-    /// The alert's fields for `board` (game `game`, `seq`): a line of the
-    /// alerts file with `board`, the payload published to arbiters
-    /// without (its envelope names the board).
-    pub fn fields<'a>(&'a self, board: Option<&'a str>, game: u32, seq: u64) -> AlertFields<'a> {
-        AlertFields {
-            article: self.kind.article(),
-            kind: self.kind.code(),
-            severity: self.kind.severity().name(),
-            board,
-            game,
-            seq,
-            ply: self.ply,
-            side: self.side.map(color_name),
-            t_us: self.t.as_micros(),
-            message: &self.message,
-            squares: self.squares.iter().map(ToString::to_string).collect(),
-            evidence: self.evidence.iter().map(Evidence::fields).collect(),
-        }
-    }
-
-    /// The alert as one JSON object: a line of the alerts file.
-    pub fn to_json(&self, board: &str, game: u32, seq: u64) -> serde_json::Value {
-        crate::publish::payload::to_value(&self.fields(Some(board), game, seq))
-    }
-}
-
-impl Evidence {
-    /// The observation in the form of a capture record.
-    pub fn fields(&self) -> EvidenceFields {
-        let t_us = self.t.as_micros();
-        let piece = |cell: &Cell| cell.letter().map(String::from);
-        match &self.seen {
-            Seen::Square { square, cell } => {
-                EvidenceFields::Square { t_us, square: square.to_string(), piece: piece(cell) }
-            }
-            Seen::Clock(ClockReading::ByColor { white_ms, black_ms, running }) => EvidenceFields::Clock {
-                t_us,
-                clock: EvidenceClock::ByColor {
-                    white_ms: *white_ms,
-                    black_ms: *black_ms,
-                    running: running.map(color_name),
-                },
-            },
-            Seen::Clock(ClockReading::BySide { left, right, running }) => EvidenceFields::Clock {
-                t_us,
-                clock: EvidenceClock::BySide {
-                    left_ms: left.ms,
-                    right_ms: right.ms,
-                    running: running.map(|s| s.name()),
-                },
-            },
-            Seen::Boards { square, game, mirror } => EvidenceFields::Boards {
-                t_us,
-                square: square.to_string(),
-                game_board: piece(game),
-                mirror: piece(mirror),
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +421,13 @@ mod tests {
         for kind in AlertKind::ALL {
             assert_eq!(AlertKind::from_code(kind.code()), Some(kind));
             assert!(docs.contains(&format!("`{}`", kind.code())), "docs/alerts.md says nothing of {}", kind.code());
+        }
+        for (i, row) in KINDS.iter().enumerate() {
+            assert_eq!(
+                row.kind as usize, i,
+                "KINDS[{i}] is {:?}: the table and the enum must keep one order",
+                row.kind
+            );
         }
         let mut codes: Vec<&str> = AlertKind::ALL.iter().map(|k| k.code()).collect();
         codes.sort_unstable();

@@ -20,12 +20,12 @@ use crate::{
     game::{GameRecord, MoveStatus, Termination},
     pair::{Line, Pair, PairSettings},
     protocol::{
-        BoardInfo, DecodeProblem, Decoded, Decoder, Lights, Protocol,
+        BoardDecoder, BoardInfo, BoardLink, DecodeProblem, Decoded, Lights, Protocol,
         dgt::{
             command::ClockText,
             display::{ClockDisplayMode, ClockDisplaySettings},
         },
-        link::{Link, LinkConfig, LinkEvent},
+        link::{LinkConfig, LinkEvent},
     },
     reconstruct::{GameSetup, Reconstructor, ReconstructorConfig},
     sensor::{Cell, SensorEvent},
@@ -115,9 +115,9 @@ pub enum LightsMode {
 /// talks to it.
 #[derive(Debug)]
 pub struct BoardSession {
-    decoder: Option<Decoder>,
+    decoder: Option<Box<dyn BoardDecoder>>,
     reconstructor: Reconstructor,
-    link: Option<Link>,
+    link: Option<Box<dyn BoardLink>>,
     lights: LightsMode,
     clock_display: ClockDisplayMode,
     /// The last move offered to the clock's display: its index in the game
@@ -203,7 +203,7 @@ impl BoardSession {
     /// ([`BoardSession::poll_transmit`]) and notices when it goes silent.
     pub fn live(protocol: Protocol, config: ReconstructorConfig, setup: GameSetup, link: LinkConfig) -> Self {
         let mut session = Self::new(protocol, config, setup);
-        session.link = Link::for_protocol(protocol, link);
+        session.link = protocol.family().map(|family| (family.link)(link));
         session
     }
 
@@ -223,7 +223,7 @@ impl BoardSession {
     /// the game goes on and is compared with the board when it is back.
     pub fn handle_disconnected(&mut self, now: Timestamp) {
         self.judge_queued();
-        if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(Decoder::finish) {
+        if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(|d| d.finish()) {
             self.notices.push_back(Notice { t: now, kind: NoticeKind::Decode(problem) });
         }
         self.notices.push_back(Notice { t: now, kind: NoticeKind::Disconnected });
@@ -250,15 +250,16 @@ impl BoardSession {
     /// (`protocol::dgt::display`).
     pub fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
         self.clock_display = settings.mode;
-        if let Some(link) = &mut self.link {
-            link.set_clock_display(settings);
+        if let Some(clock) = self.link.as_mut().and_then(|link| link.clock_mut()) {
+            clock.set_clock_display(settings);
         }
     }
 
     /// Offers a message from the operator to the clock's display, under the
     /// same rule as moves; returns whether it will be shown.
     pub fn show_on_clock(&mut self, now: Timestamp, text: &str) -> bool {
-        self.link.as_mut().is_some_and(|link| link.show_text(now, ClockText::new(text)))
+        let clock = self.link.as_mut().and_then(|link| link.clock_mut());
+        clock.is_some_and(|clock| clock.show_text(now, ClockText::new(text)))
     }
 
     /// Offers the last move to the clock's display once it is completed
@@ -269,7 +270,7 @@ impl BoardSession {
         if self.clock_display == ClockDisplayMode::Off {
             return;
         }
-        let Some(link) = &mut self.link else { return };
+        let Some(clock) = self.link.as_mut().and_then(|link| link.clock_mut()) else { return };
         let Some(game) = self.reconstructor.game() else { return };
         let Some((index, ply)) = game.plies.iter().enumerate().rev().find(|(_, p)| p.status == MoveStatus::Completed)
         else {
@@ -284,14 +285,14 @@ impl BoardSession {
         if index + 1 != game.plies.len() {
             return;
         }
-        link.show_text(now, ClockText::new(&clock_move_text(ply)));
+        clock.show_text(now, ClockText::new(&clock_move_text(ply)));
     }
 
     /// Tells the link what the lights show now: the last move's squares
     /// steady, squares to put right blinking, in the board's orientation.
     /// The link sends only what changed.
     fn update_lights(&mut self) {
-        let Some(link) = &mut self.link else { return };
+        let Some(leds) = self.link.as_mut().and_then(|link| link.leds_mut()) else { return };
         let mut lights = Lights::default();
         if self.lights != LightsMode::Off
             && let Some(BoardStatus::OutOfSync { squares }) = self.reconstructor.board_status()
@@ -325,12 +326,7 @@ impl BoardSession {
             lights.steady = lights.steady.into_iter().map(|sq| sq.flip_vertical().flip_horizontal()).collect();
             lights.blinking = lights.blinking.into_iter().map(|sq| sq.flip_vertical().flip_horizontal()).collect();
         }
-        link.show(&lights);
-    }
-
-    /// The link to a live board, if this is one.
-    pub fn link(&self) -> Option<&Link> {
-        self.link.as_ref()
+        leds.show(&lights);
     }
 
     /// A session for a capture, set up from its header.
@@ -347,8 +343,8 @@ impl BoardSession {
     ///
     /// An entry that is not a tag and a piece letter.
     pub fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
-        match &mut self.decoder {
-            Some(decoder) if !entries.is_empty() => decoder.set_calibration(entries),
+        match self.decoder.as_mut().and_then(|d| d.calibration_mut()) {
+            Some(calibrated) if !entries.is_empty() => calibrated.set_calibration(entries),
             _ => Ok(()),
         }
     }
@@ -364,7 +360,7 @@ impl BoardSession {
         {
             link.handle_rx(now);
         }
-        while let Some(decoded) = self.decoder.as_mut().and_then(Decoder::poll_decoded) {
+        while let Some(decoded) = self.decoder.as_mut().and_then(|d| d.poll_decoded()) {
             if let Some(link) = &mut self.link {
                 link.handle_decoded(now, &decoded);
             }
@@ -464,7 +460,7 @@ impl BoardSession {
     /// The stream ended (end of a capture, board gone): a message cut off is
     /// reported and the board is judged as last seen.
     pub fn handle_end(&mut self, now: Timestamp) {
-        if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(Decoder::finish) {
+        if let Some(Decoded::Problem(problem)) = self.decoder.as_mut().and_then(|d| d.finish()) {
             self.notices.push_back(Notice { t: now, kind: NoticeKind::Decode(problem) });
         }
         self.reconstructor.handle_end(now);
@@ -481,7 +477,7 @@ impl BoardSession {
 
     /// When to call [`BoardSession::handle_timeout`] next.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        let link = self.link.as_ref().and_then(Link::poll_timeout);
+        let link = self.link.as_ref().and_then(|link| link.poll_timeout());
         let pair = self.pair.as_ref().and_then(Pair::poll_timeout);
         [self.reconstructor.poll_timeout(), link, pair].into_iter().flatten().min()
     }
@@ -703,7 +699,7 @@ mod tests {
     /// at `dump_at`, and after it.
     fn lost_update(dump_at: Option<u64>) -> Vec<Event> {
         let config = ReconstructorConfig { white_clock: crate::reconstruct::WhiteClock::Left, ..Default::default() };
-        let mut session = BoardSession::new(Protocol::Dgt, config, GameSetup::default());
+        let mut session = BoardSession::new(Protocol::DGT, config, GameSetup::default());
         let run = |session: &mut BoardSession, t: u64, data: &[u8]| {
             session.advance_to(ms(t));
             session.handle_bytes(ms(t), data);
@@ -773,7 +769,7 @@ mod tests {
     fn takes_the_date_from_the_start_time() {
         assert_eq!(pgn_date("2026-11-21T13:00:00Z").as_deref(), Some("2026.11.21"));
         assert_eq!(pgn_date("yesterday"), None);
-        let mut header = CaptureHeader::new(Protocol::Events, "b");
+        let mut header = CaptureHeader::new(Protocol::EVENTS, "b");
         header.started_at = Some("2026-11-21T13:00:00Z".into());
         assert!(setup_from_header(&header).tags.contains(&("Date".into(), "2026.11.21".into())));
         header.game.push(("Date".into(), "2026.01.01".into()));

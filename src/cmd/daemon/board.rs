@@ -72,8 +72,9 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     let locate = match &board.find {
         FindBoard::Port(path) => Locate::Path(path.clone()),
         FindBoard::Serial(serial) => {
-            info!("looking for the DGT board with serial number {serial} on the serial ports");
-            Locate::Serial { serial: serial.clone(), extra_ports: shared.extra_ports.clone() }
+            let family = board.protocol.family().expect("a configured board is of a family (`events` is refused)");
+            info!("looking for the {} with serial number {serial} on the serial ports", family.title);
+            Locate::Serial { family, serial: serial.clone(), extra_ports: shared.extra_ports.clone() }
         }
     };
     let Begun { session, clock, epoch_ms, session_id, past, turn, recorder, recorder_task } =
@@ -340,7 +341,7 @@ fn capture_header(board: &Board, shared: &Shared) -> CaptureHeader {
 /// wrote (tag → piece letter, as JSON).
 async fn calibration(board: &Board) -> Vec<(String, char)> {
     let Some(path) = &board.calibration else {
-        if board.protocol == boardcast_core::protocol::Protocol::Certabo {
+        if board.protocol.features().calibration {
             warn!(
                 "no calibration file: pieces are learned from the start position, and a promotion to a piece that was not on the board then is unknown (`boardcast calibrate`, then calibration = \"…\" in the board's table)"
             );

@@ -219,13 +219,13 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let config = ReconstructorConfig::default();
         let (resumed, started_ms) =
-            read_and_resume(&path, "b1", Protocol::Events, config, LinkConfig::default()).expect("resumed");
+            read_and_resume(&path, "b1", Protocol::EVENTS, config, LinkConfig::default()).expect("resumed");
         assert_eq!(resumed.records, 4);
         assert_eq!(started_ms, 1_795_748_400_000);
         let game = resumed.session.reconstructor().game().expect("a game");
         assert_eq!(game.plies.len(), 1, "e4 is kept");
         assert!(
-            read_and_resume(&path, "b2", Protocol::Events, ReconstructorConfig::default(), LinkConfig::default())
+            read_and_resume(&path, "b2", Protocol::EVENTS, ReconstructorConfig::default(), LinkConfig::default())
                 .is_none()
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -367,7 +367,7 @@ pub fn synth_events(pgn_file: &str, index: usize, name: &str) -> (CaptureHeader,
     // turn then decides.
     style.think_ms = (2000, 2500);
     let stream = play(game, &style, &mut rng);
-    (header(game, Protocol::Events, name), stream.events)
+    (header(game, Protocol::EVENTS, name), stream.events)
 }
 
 /// Every file called `name` under `dir`.

@@ -237,7 +237,7 @@ where
         check_order(self.previous, t_us)?;
         let body = raw.body(self.header.protocol)?;
         if self.previous.is_none()
-            && self.header.protocol == Protocol::Events
+            && self.header.protocol == Protocol::EVENTS
             && !matches!(body, RecordBody::Event(SensorEvent::Board(_)) | RecordBody::Link(_))
         {
             return Err(CaptureErrorKind::NoInitialBoard);
@@ -436,7 +436,7 @@ impl RawRecord<'_> {
                 other => Err(CaptureErrorKind::BadLink(other.chars().take(40).collect())),
             };
         }
-        let raw = protocol != Protocol::Events;
+        let raw = protocol != Protocol::EVENTS;
         let wrong = |record| Err(CaptureErrorKind::WrongKind { record, protocol });
         if let Some(hex) = self.rx {
             return if raw { Ok(RecordBody::Rx(parse_hex("rx", &hex)?)) } else { wrong("rx") };
@@ -551,7 +551,7 @@ mod tests {
 "#;
         let (header, records) = read(text);
         let header = header.unwrap();
-        assert_eq!(header.protocol, Protocol::Events);
+        assert_eq!(header.protocol, Protocol::EVENTS);
         assert_eq!(header.board, "dgt-3921");
         assert_eq!(header.game_tag("White"), Some("Carlsen"));
         assert_eq!(header.game_tag("Round"), Some("3"));

@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn what_is_written_reads_back() {
-        let mut header = CaptureHeader::new(Protocol::Events, "board \"7\"");
+        let mut header = CaptureHeader::new(Protocol::EVENTS, "board \"7\"");
         header.started_at = Some("2026-11-21T13:00:00Z".into());
         header.game = vec![("White".into(), "Anna".into()), ("TimeControl".into(), "300+2".into())];
         header.chess960 = true;

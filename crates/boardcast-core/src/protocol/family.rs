@@ -1,19 +1,31 @@
 //! What a board family is, in one place: its name, its serial line, what
-//! its sensors can tell, how to decode its bytes and how to talk to a live
-//! one. Each family's folder under `protocol/` defines its [`Family`]
+//! its sensors can tell, how to decode its bytes, how to talk to a live
+//! one, how to recognise one on a port, and what it can do that others
+//! cannot. Each family's folder under `protocol/` defines its [`Family`]
 //! (a `FAMILY` constant) and [`FAMILIES`] lists them: the rest of the
-//! daemon asks the family instead of matching over protocols.
+//! daemon asks the family instead of matching over names.
+//!
+//! A family's decoder and link are its own types implementing
+//! [`BoardDecoder`] and [`BoardLink`]. What only some families can do is an
+//! optional capability the family's type offers through an accessor that
+//! returns `None` by default: LEDs ([`Leds`]), a clock that shows text
+//! ([`ClockMessages`]), a calibration ([`Calibrated`]).
 
-use super::{Decoded, Lights, Protocol, dgt, link::LinkConfig, link::LinkEvent};
+use super::{
+    Decoded, Lights,
+    dgt::{command::ClockText, display::ClockDisplaySettings},
+    link::{LinkConfig, LinkEvent},
+};
 use crate::time::Timestamp;
 
 /// A board family: everything the daemon needs to know to read one.
 #[derive(Debug)]
 pub struct Family {
-    /// The protocol whose bytes this family's boards speak.
-    pub protocol: Protocol,
     /// Its name in captures and configuration.
     pub name: &'static str,
+    /// What `list-ports` and the log call a board of the family
+    /// (`DGT board`).
+    pub title: &'static str,
     /// The serial line's speed (8 data bits, no parity, one stop bit for
     /// all: the Millennium's 7-bit odd parity is done in software).
     pub baud: u32,
@@ -24,16 +36,73 @@ pub struct Family {
     /// a Millennium status): the reconstructor then asks before blaming a
     /// player on what the board shows.
     pub answers_board_request: bool,
+    /// What the family's boards can do that others cannot, for checking a
+    /// configuration before anything runs.
+    pub features: Features,
+    /// How to recognise one of the family's boards on a port.
+    pub probe: Probe,
     /// A fresh decoder for the family's bytes.
     pub decoder: fn() -> Box<dyn BoardDecoder>,
     /// A fresh link to a live board of the family.
     pub link: fn(LinkConfig) -> Box<dyn BoardLink>,
 }
 
+/// A family is known by its name (a constant may have several addresses).
+impl PartialEq for Family {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Family {}
+
+/// What a family's boards can do that others cannot (the capabilities its
+/// decoder and link offer).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Features {
+    /// LEDs that show the last move and squares to put right (`leds`).
+    pub lights: bool,
+    /// A clock that can show moves and the operator's text (`clock_display`).
+    pub clock_text: bool,
+    /// A calibration file mapping its sensors' tags to pieces (`calibration`).
+    pub calibration: bool,
+}
+
+/// How to recognise a board of a family on a port, whose USB IDs say
+/// nothing (generic bridge chips): by asking it, or by listening to a board
+/// that streams by itself. Nothing asked changes anything on a board.
+#[derive(Debug)]
+pub struct Probe {
+    /// What to send; empty for a board that streams by itself.
+    pub ask: fn() -> Vec<u8>,
+    /// Whether an item the family's decoder made of the answer shows that a
+    /// board of this family is speaking.
+    pub answers: fn(&Decoded) -> bool,
+    /// Whether the answer names the board's serial number: such a board
+    /// can be configured by serial number, and is found on any port.
+    pub tells_serial: bool,
+    /// Whether the answer names the firmware version.
+    pub tells_version: bool,
+    /// Probes run in rank order, lowest first. Listening comes first: it
+    /// sends nothing to a board that might be of another family.
+    pub rank: u8,
+}
+
 /// Every board family the daemon reads (adding one is one folder and one
-/// line here, plus its variant of [`Protocol`]).
+/// line here).
 pub const FAMILIES: [&Family; 4] =
     [&super::dgt::FAMILY, &super::millennium::FAMILY, &super::certabo::FAMILY, &super::sentio::FAMILY];
+
+/// The names of the families `which` picks, for messages (`certabo`,
+/// `dgt or millennium`).
+pub fn names_of(which: impl Fn(&Family) -> bool) -> String {
+    let names: Vec<&str> = FAMILIES.into_iter().filter(|f| which(f)).map(|f| f.name).collect();
+    match names.split_last() {
+        None => "none".to_owned(),
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
 
 /// A family's decoder: bytes in, protocol-neutral [`Decoded`] items out,
 /// the same items however the input is split into chunks. Called per chunk
@@ -48,15 +117,9 @@ pub trait BoardDecoder: std::fmt::Debug + Send {
     /// Ends the stream, reporting a message left unfinished.
     fn finish(&mut self) -> Option<Decoded>;
 
-    /// Takes the board's calibration (tag number → piece, as in a capture
-    /// header's `calibration`); only a family that needs one (Certabo)
-    /// does anything with it.
-    ///
-    /// # Errors
-    ///
-    /// An entry that is not a tag number and a piece letter.
-    fn set_calibration(&mut self, _entries: &[(String, char)]) -> Result<(), String> {
-        Ok(())
+    /// The decoder's calibration, if the family needs one (Certabo).
+    fn calibration_mut(&mut self) -> Option<&mut dyn Calibrated> {
+        None
     }
 }
 
@@ -87,39 +150,73 @@ pub trait BoardLink: std::fmt::Debug + Send {
     /// The next thing to report.
     fn poll_event(&mut self) -> Option<LinkEvent>;
 
-    /// What the board's lights should show now (boards without lights
-    /// ignore it).
-    fn show(&mut self, lights: &Lights);
-
     /// Asks the board for its whole picture before the reconstructor blames
     /// a player on it. Boards that stream their whole picture on every scan
     /// need not be asked: their next report is the answer.
     fn request_board(&mut self, _now: Timestamp) {}
 
-    /// What a DGT 3000 clock shows besides the times (boards without such a
-    /// clock ignore it).
-    fn set_clock_display(&mut self, _settings: dgt::display::ClockDisplaySettings) {}
-
-    /// Shows `text` on the clock for a moment, if the board has a clock
-    /// that can and its display's rule allows; returns whether it will be
-    /// shown.
-    fn show_text(&mut self, _now: Timestamp, _text: dgt::command::ClockText) -> bool {
-        false
+    /// The board's LEDs, if it has some the daemon drives.
+    fn leds_mut(&mut self) -> Option<&mut dyn Leds> {
+        None
     }
+
+    /// The board's clock display, if its clock can show text (a DGT 3000).
+    fn clock_mut(&mut self) -> Option<&mut dyn ClockMessages> {
+        None
+    }
+}
+
+/// A board's LEDs.
+pub trait Leds {
+    /// What the LEDs should show now, in the board's own orientation (sent
+    /// when it differs from what they show).
+    fn show(&mut self, lights: &Lights);
+}
+
+/// A clock that shows text besides the times.
+pub trait ClockMessages {
+    /// What the clock shows besides the times, and when.
+    fn set_clock_display(&mut self, settings: ClockDisplaySettings);
+
+    /// Shows `text` for a moment if the display's rule allows; returns
+    /// whether it will be shown.
+    fn show_text(&mut self, now: Timestamp, text: ClockText) -> bool;
+}
+
+/// A decoder that maps its sensors' tags to pieces through a calibration.
+pub trait Calibrated {
+    /// Takes the board's calibration (tag number → piece, as in a capture
+    /// header's `calibration`).
+    ///
+    /// # Errors
+    ///
+    /// An entry that is not a tag number and a piece letter.
+    fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String>;
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{super::Protocol, *};
 
     #[test]
     fn every_family_is_listed_once_under_its_protocol() {
         for (i, family) in FAMILIES.iter().enumerate() {
-            assert_eq!(family.protocol.family().map(|f| f.name), Some(family.name));
-            assert_eq!(family.protocol.name(), family.name);
-            assert!(FAMILIES[..i].iter().all(|f| f.protocol != family.protocol && f.name != family.name));
+            assert_eq!(family.protocol().family().map(|f| f.name), Some(family.name));
+            assert_eq!(family.protocol().name(), family.name);
+            assert!(FAMILIES[..i].iter().all(|f| f.name != family.name));
         }
         assert_eq!(Protocol::LIVE.len(), FAMILIES.len());
-        assert!(Protocol::Events.family().is_none());
+        assert!(Protocol::EVENTS.family().is_none());
+    }
+
+    #[test]
+    fn a_family_offers_what_its_features_say() {
+        for family in FAMILIES {
+            let mut link = (family.link)(LinkConfig::default());
+            assert_eq!(link.leds_mut().is_some(), family.features.lights, "{}", family.name);
+            assert_eq!(link.clock_mut().is_some(), family.features.clock_text, "{}", family.name);
+            let mut decoder = (family.decoder)();
+            assert_eq!(decoder.calibration_mut().is_some(), family.features.calibration, "{}", family.name);
+        }
     }
 }

@@ -18,48 +18,54 @@ pub mod dgt;
 pub mod family;
 pub mod link;
 pub mod millennium;
+pub mod probe;
 pub mod sentio;
 
 use std::{fmt, str::FromStr};
 
 use shakmaty::Bitboard;
 
-pub use self::family::{BoardDecoder, BoardLink, FAMILIES, Family};
+pub use self::family::{
+    BoardDecoder, BoardLink, Calibrated, ClockMessages, FAMILIES, Family, Features, Leds, Probe, names_of,
+};
 use crate::sensor::SensorEvent;
 
-/// What a capture or a board speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    /// Raw bytes of a DGT board.
-    Dgt,
-    /// Raw bytes of a Millennium ChessLink board.
-    Millennium,
-    /// Raw bytes of a Certabo (RFID) board.
-    Certabo,
-    /// Raw bytes of an occupancy-only board in the Sentio line format.
-    Sentio,
-    /// Decoded sensor events (the capture format's `events`).
-    Events,
-}
+/// What a capture or a board speaks: a board family's bytes, or decoded
+/// sensor events (the capture format's `events`). Each family's folder
+/// names its protocol (`Protocol::DGT` in `dgt/`), so that a new family
+/// needs no variant here.
+#[derive(Clone, Copy)]
+pub struct Protocol(Option<&'static Family>);
 
 impl Protocol {
+    /// Decoded sensor events (the capture format's `events`).
+    pub const EVENTS: Self = Self(None);
+
+    /// The protocol of `family`'s bytes.
+    pub const fn of(family: &'static Family) -> Self {
+        Self(Some(family))
+    }
+
     /// The family whose bytes this protocol is; `None` for `events`, whose
     /// records are already decoded.
-    pub fn family(self) -> Option<&'static Family> {
-        FAMILIES.into_iter().find(|f| f.protocol == self)
+    pub const fn family(self) -> Option<&'static Family> {
+        self.0
     }
 
     /// The protocol's name in captures and configuration.
-    pub fn name(self) -> &'static str {
-        self.family().map_or("events", |f| f.name)
+    pub const fn name(self) -> &'static str {
+        match self.0 {
+            Some(family) => family.name,
+            None => "events",
+        }
     }
 
     /// Every protocol this daemon reads, for error messages.
     pub const ALL: [Self; FAMILIES.len() + 1] = {
-        let mut all = [Self::Events; FAMILIES.len() + 1];
+        let mut all = [Self::EVENTS; FAMILIES.len() + 1];
         let mut i = 0;
         while i < FAMILIES.len() {
-            all[i] = FAMILIES[i].protocol;
+            all[i] = Self::of(FAMILIES[i]);
             i += 1;
         }
         all
@@ -67,10 +73,10 @@ impl Protocol {
 
     /// The board families read live (every protocol but `events`).
     pub const LIVE: [Self; FAMILIES.len()] = {
-        let mut live = [Self::Events; FAMILIES.len()];
+        let mut live = [Self::EVENTS; FAMILIES.len()];
         let mut i = 0;
         while i < FAMILIES.len() {
-            live[i] = FAMILIES[i].protocol;
+            live[i] = Self::of(FAMILIES[i]);
             i += 1;
         }
         live
@@ -78,8 +84,8 @@ impl Protocol {
 
     /// A decoder for raw bytes of this protocol; `None` for `events`, whose
     /// records are already decoded.
-    pub fn decoder(self) -> Option<Decoder> {
-        self.family().map(|f| Decoder((f.decoder)()))
+    pub fn decoder(self) -> Option<Box<dyn BoardDecoder>> {
+        self.family().map(|f| (f.decoder)())
     }
 
     /// The serial line's speed (see [`Family::baud`]); `events` has no line.
@@ -97,6 +103,40 @@ impl Protocol {
     /// [`Family::answers_board_request`]).
     pub fn answers_board_request(self) -> bool {
         self.family().is_some_and(|f| f.answers_board_request)
+    }
+
+    /// What the family's boards can do that others cannot (`events`: none).
+    pub fn features(self) -> Features {
+        self.family().map_or_else(Features::default, |f| f.features)
+    }
+}
+
+impl Family {
+    /// The protocol of this family's bytes.
+    pub const fn protocol(&'static self) -> Protocol {
+        Protocol::of(self)
+    }
+}
+
+/// Protocols are the same when their names are (a family is one constant,
+/// but a constant may have several addresses).
+impl PartialEq for Protocol {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Protocol {}
+
+impl std::hash::Hash for Protocol {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl fmt::Debug for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -132,38 +172,6 @@ pub struct UnknownProtocol(pub String);
 /// The names of every protocol, for [`UnknownProtocol`].
 fn known_names() -> String {
     Protocol::ALL.map(Protocol::name).join(", ")
-}
-
-/// A decoder for one board family (each family's own, behind
-/// [`BoardDecoder`]: one call per chunk and per decoded item).
-#[derive(Debug)]
-pub struct Decoder(Box<dyn BoardDecoder>);
-
-impl Decoder {
-    /// Gives a Certabo decoder the board's calibration (tag number → piece,
-    /// as in a capture header's `calibration`); other decoders need none.
-    ///
-    /// # Errors
-    ///
-    /// An entry that is not a tag number and a piece letter.
-    pub fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
-        self.0.set_calibration(entries)
-    }
-
-    /// Takes bytes received from the board.
-    pub fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.0.handle_bytes(bytes);
-    }
-
-    /// The next decoded item, or `None` when more bytes are needed.
-    pub fn poll_decoded(&mut self) -> Option<Decoded> {
-        self.0.poll_decoded()
-    }
-
-    /// Ends the stream, reporting a message left unfinished.
-    pub fn finish(&mut self) -> Option<Decoded> {
-        self.0.finish()
-    }
 }
 
 /// One item decoded from a board's bytes.

@@ -19,8 +19,9 @@ use shakmaty::{Chess, EnPassantMode, Position, fen::Fen, uci::UciMove};
 use super::{
     Item, Publication, Qos,
     payload::{
-        self, AcknowledgedPayload, AlertPayload, BoardStatusPayload, Clock, ClockPayload, Display, Envelope, LastMove,
-        MovePayload, PgnPayload, Place, Replaces, StateGame, StatePayload, SummaryEntry, SummaryGame,
+        self, AcknowledgedPayload, AlertFields, AlertPayload, BoardStatusPayload, Clock, ClockPayload, Display,
+        Envelope, LastMove, MovePayload, PgnPayload, Place, Replaces, StateGame, StatePayload, SummaryEntry,
+        SummaryGame,
     },
     render::{Language, color_name, localized, translate},
     spoken::{spoken, spoken_illegal},
@@ -227,8 +228,10 @@ impl BoardFeed {
                 self.board_status_dirty = true;
             }
             EventKind::Alert(alert) => {
-                let payload =
-                    AlertPayload { envelope: self.envelope(event.t), alert: alert.fields(None, event.game, event.seq) };
+                let payload = AlertPayload {
+                    envelope: self.envelope(event.t),
+                    alert: AlertFields::of(alert, None, event.game, event.seq),
+                };
                 // Alerts are for arbiters: never in the public tree.
                 self.publish(BoardTopic::Alerts, payload::to_value(&payload), false, Qos::AtLeastOnce, false);
             }

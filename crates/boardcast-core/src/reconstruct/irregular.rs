@@ -45,7 +45,7 @@ impl Reconstructor {
             // after lost bytes nothing is judged, as at the deadline; a
             // request for the whole board still unanswered is no reason to
             // wait, as the opponent's press shows no move is coming.
-            let lost_bytes = self.suspect_until.is_some_and(|t| t == self.lost_at + super::LOST_BYTES_WAIT);
+            let lost_bytes = self.lost.bytes_lost();
             if !lost_bytes {
                 self.judge_press(now);
             } else if let Some(game) = self.phase.game_mut() {
@@ -96,7 +96,7 @@ impl Reconstructor {
 
     /// Deadlines of the game in progress.
     pub(super) fn handle_game_timers(&mut self, now: Timestamp) {
-        let suspect = self.suspect_until.is_some();
+        let suspect = self.lost.is_suspect();
         if let Some(game) = self.phase.playing() {
             if let Some(press) = game.pending.press.filter(|p| p.deadline <= now)
                 && !suspect

@@ -14,7 +14,7 @@ use super::{
     Phase, Reconstructor, Source,
     describe::{describe_cell, describe_line},
     gesture::result_gesture,
-    start::{find_start, find_wrong_start},
+    start::StartSeen,
     verdict::Verdict,
 };
 use crate::{
@@ -148,11 +148,9 @@ impl Reconstructor {
     /// a start position, a wrong one, or the result gesture after a game.
     fn judge_waiting(&mut self, now: Timestamp) {
         let reported = self.picture_as_reported();
-        if let Some(start) = find_start(&reported, &self.expected) {
-            self.wrong_start = None;
-            if start.rotated && self.config.rotated_board == super::RotatedBoard::Alert {
-                if self.waiting_alerted.as_ref() != Some(&reported) {
-                    self.waiting_alerted = Some(reported);
+        match self.start.handle_picture(now, &reported) {
+            StartSeen::Start(start) if start.rotated && self.config.rotated_board == super::RotatedBoard::Alert => {
+                if self.start.alert_turned(&reported) {
                     self.alert(
                         now,
                         AlertKind::RotatedBoard,
@@ -164,17 +162,12 @@ impl Reconstructor {
                 }
                 return;
             }
-            return self.start_game(now, start);
-        }
-        if find_wrong_start(&reported, self.setup.chess960).is_some() {
+            StartSeen::Start(start) => return self.start_game(now, start),
             // Judged once it has stood for `out_of_sync_after`: pieces are
             // often swapped back within a moment while setting up.
-            if self.wrong_start.as_ref().is_none_or(|(_, p)| *p != reported) {
-                self.wrong_start = Some((now, reported));
-            }
-            return;
+            StartSeen::Wrong => return,
+            StartSeen::Nothing => {}
         }
-        self.wrong_start = None;
         if let Phase::Over(game) = &mut self.phase {
             match result_gesture(&self.picture) {
                 Some(outcome) if game.gesture.is_none_or(|(_, seen)| seen != outcome) => {

@@ -38,6 +38,7 @@ mod gesture;
 mod irregular;
 mod judge;
 mod known;
+mod lost;
 mod matcher;
 mod occupancy;
 mod operator;
@@ -54,8 +55,9 @@ use shakmaty::{Color, Position, Square};
 pub use self::config::{GameSetup, ReconstructorConfig, RotatedBoard, UncertainOrder, WhiteClock};
 use self::{
     clock::{ClockChanges, ClockTracker},
+    lost::LostBytes,
     phase::{Game, PendingMove, Phase, Press, Standing},
-    start::Expected,
+    start::StartWatch,
     touch::SensorLog,
 };
 use crate::{
@@ -71,7 +73,8 @@ use crate::{
 pub struct Reconstructor {
     config: ReconstructorConfig,
     setup: GameSetup,
-    expected: Expected,
+    /// The next game's start, watched for while no game is played.
+    start: StartWatch,
     /// The physical board, corrected for a board turned 180°.
     picture: Picture,
     /// The board reports every square turned 180°.
@@ -83,11 +86,6 @@ pub struct Reconstructor {
     log: SensorLog,
     /// Waiting for a game, playing one, or past the end of one.
     phase: Phase,
-    /// A wrong initial position on the board, since when.
-    wrong_start: Option<(Timestamp, Picture)>,
-    /// Pictures already alerted while waiting for a game, so that an alert
-    /// is not repeated for the same set-up.
-    waiting_alerted: Option<Picture>,
     /// The number the next game will get.
     next_game: u32,
     /// Sequence number of the last event of the current game.
@@ -95,22 +93,8 @@ pub struct Reconstructor {
     events: VecDeque<Event>,
     /// Earlier games on this board, oldest first.
     finished: Vec<GameRecord>,
-    /// Bytes were lost on the line and the picture may be wrong until the
-    /// next whole board comes (or until then): presses are not judged and
-    /// the board is not called out of sync meanwhile.
-    suspect_until: Option<Timestamp>,
-    /// When the picture was last made whole after lost bytes: deadlines
-    /// that passed while it was suspect come due then, not in the past.
-    resumed_at: Timestamp,
-    /// When bytes were last lost.
-    lost_at: Timestamp,
-    /// The board answers a request for its whole picture (DGT, Millennium).
-    board_answers: bool,
-    /// When the whole board last came, or was last asked for: asked at most
-    /// once for each incident.
-    board_seen_at: Option<Timestamp>,
-    /// A request for the whole board waits to be passed to the link.
-    board_request: bool,
+    /// Whether the picture can be trusted after lost bytes.
+    lost: LostBytes,
 }
 
 /// How the board told of a move being put on the record.
@@ -127,45 +111,28 @@ enum Source {
     Entered,
 }
 
-/// How long the picture stays suspect after lost bytes when no whole
-/// board comes (the DGT link asks three times, half a second apart).
-pub const LOST_BYTES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// How long judging waits for the whole board asked for before blaming a
-/// player: a DGT board answers a dump request within tens of milliseconds.
-pub(crate) const BOARD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+pub use self::lost::LOST_BYTES_WAIT;
 
 impl Reconstructor {
     /// A reconstructor waiting for the first game.
     pub fn new(config: ReconstructorConfig, setup: GameSetup) -> Self {
-        let expected = match (&setup.start, setup.chess960) {
-            (Some(pos), _) => Expected::Position(Box::new(pos.clone())),
-            (None, true) => Expected::Chess960,
-            (None, false) => Expected::Standard,
-        };
+        let start = StartWatch::new(setup.start.as_ref(), setup.chess960);
         let clock = ClockTracker::new(config.white_clock.side());
         Self {
             config,
             setup,
-            expected,
+            start,
             picture: Picture::empty(),
             rotated: false,
             settle_at: None,
             clock,
             log: SensorLog::default(),
             phase: Phase::Waiting,
-            wrong_start: None,
-            waiting_alerted: None,
             next_game: 1,
             seq: 0,
             events: VecDeque::new(),
             finished: Vec::new(),
-            suspect_until: None,
-            resumed_at: Timestamp::ZERO,
-            lost_at: Timestamp::ZERO,
-            board_answers: false,
-            board_seen_at: None,
-            board_request: false,
+            lost: LostBytes::default(),
         }
     }
 
@@ -173,10 +140,7 @@ impl Reconstructor {
     pub fn handle_sensor(&mut self, now: Timestamp, event: &SensorEvent) {
         match event {
             SensorEvent::Board(board) => {
-                self.board_seen_at = Some(now);
-                if self.suspect_until.take().is_some() {
-                    self.resumed_at = now;
-                }
+                self.lost.handle_whole_board(now);
                 let board = if self.rotated { board.rotated() } else { board.as_ref().clone() };
                 let mut changed = false;
                 for sq in Square::ALL {
@@ -206,17 +170,13 @@ impl Reconstructor {
 
     /// Acts on deadlines that have come.
     pub fn handle_timeout(&mut self, now: Timestamp) {
-        if self.suspect_until.is_some_and(|t| t <= now) {
-            self.suspect_until = None;
-        }
+        self.lost.handle_timeout(now);
         if self.settle_due().is_some_and(|t| t <= now) {
             self.settle_at = None;
             self.judge_settled(now);
         }
         self.handle_game_timers(now);
-        if let Some((since, _)) = &self.wrong_start
-            && *since + self.config.out_of_sync_after <= now
-        {
+        if self.start.poll_timeout(self.config.out_of_sync_after).is_some_and(|t| t <= now) {
             self.start_wrong_game(now);
         }
     }
@@ -228,7 +188,7 @@ impl Reconstructor {
     /// still waiting for its move is judged.
     pub fn handle_end(&mut self, now: Timestamp) {
         // No whole board will come any more: judge the board as last seen.
-        self.suspect_until = None;
+        self.lost.handle_end();
         // Each deadline either goes away or moves on when handled; the bound
         // only guards against a bug turning this into an endless loop.
         for _ in 0..256 {
@@ -247,36 +207,29 @@ impl Reconstructor {
     /// position, and the board is not called out of sync. Nor is it taken
     /// as settled (see `settle_due`).
     pub(crate) fn handle_lost_bytes(&mut self, now: Timestamp) {
-        self.suspect_until = Some(now + LOST_BYTES_WAIT);
-        self.lost_at = now;
+        self.lost.handle_lost(now);
     }
 
     /// The board answers a request for its whole picture: ask it before
     /// blaming a player (see [`Reconstructor::poll_board_request`]).
     pub(crate) fn set_board_answers(&mut self, answers: bool) {
-        self.board_answers = answers;
+        self.lost.set_board_answers(answers);
     }
 
     /// Whether the whole board should be asked for now (once per request).
     /// Before a press is judged as made without a move or on an illegal
     /// position, and before the board is called out of sync, a board that
     /// can answer is asked for its whole picture, and judging waits for it
-    /// (at most [`BOARD_CHECK_WAIT`]): a field update lost on the line must
+    /// (at most `lost::BOARD_CHECK_WAIT`): a field update lost on the line must
     /// not be turned into an alert.
     pub(crate) fn poll_board_request(&mut self) -> bool {
-        std::mem::take(&mut self.board_request)
+        self.lost.poll_board_request()
     }
 
     /// Asks for the whole board if none came since the incident began
     /// (`since`); `true` when judging must wait for it.
     fn ask_board_first(&mut self, now: Timestamp, since: Timestamp) -> bool {
-        if !self.board_answers || self.board_seen_at.is_some_and(|t| t >= since) {
-            return false;
-        }
-        self.board_seen_at = Some(now);
-        self.board_request = true;
-        self.suspect_until = Some(now + BOARD_CHECK_WAIT);
-        true
+        self.lost.ask_board_first(now, since)
     }
 
     /// When the board counts as settled. A board is still when it was
@@ -288,10 +241,7 @@ impl Reconstructor {
     /// `settle` after the loss (a board whose link asks for no whole board
     /// is judged as seen, not left waiting for `LOST_BYTES_WAIT`).
     fn settle_due(&self) -> Option<Timestamp> {
-        let not_before = match self.suspect_until {
-            Some(_) => self.lost_at + self.config.settle,
-            None => self.resumed_at,
-        };
+        let not_before = self.lost.settled_not_before(self.config.settle);
         self.settle_at.map(|at| at.max(not_before))
     }
 
@@ -299,16 +249,16 @@ impl Reconstructor {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut next = Earliest(None);
         next.consider(self.settle_due());
-        next.consider(self.suspect_until);
-        next.consider(self.wrong_start.as_ref().map(|(since, _)| *since + self.config.out_of_sync_after));
+        next.consider(self.lost.poll_timeout());
+        next.consider(self.start.poll_timeout(self.config.out_of_sync_after));
         if let Some(game) = self.phase.game() {
             next.consider(game.gesture.map(|(t, _)| t + self.config.gesture_hold));
         }
         if let Some(game) = self.phase.playing() {
             // While the picture is suspect these wait; they come due (or
             // go away) when it is whole again.
-            if self.suspect_until.is_none() {
-                let resumed = |t: Timestamp| t.max(self.resumed_at);
+            if !self.lost.is_suspect() {
+                let resumed = |t: Timestamp| self.lost.resumed(t);
                 next.consider(game.pending.press.map(|p| resumed(p.deadline)));
                 if !matches!(game.status, BoardStatus::OutOfSync { .. }) {
                     next.consider(game.out_of_sync_due(&self.config).map(resumed));

@@ -8,7 +8,7 @@ use super::{
     Game, PendingMove, Phase, Reconstructor, Source,
     known::Known,
     occupancy::Readings,
-    start::{Start, find_wrong_start},
+    start::Start,
     touch::{describe_move, touch_findings},
 };
 use crate::{
@@ -30,11 +30,11 @@ impl Reconstructor {
     /// A wrong initial position has stood long enough: alert (7.2.1) and
     /// record the game from it anyway, so that nothing played is lost.
     pub(super) fn start_wrong_game(&mut self, now: Timestamp) {
-        let Some((since, _)) = self.wrong_start.take() else {
+        let Some(since) = self.start.take_wrong() else {
             return;
         };
         let reported = self.picture_as_reported();
-        let Some(wrong) = find_wrong_start(&reported, self.setup.chess960) else {
+        let Some(wrong) = self.start.wrong_start(&reported) else {
             return;
         };
         let squares: Vec<_> =
@@ -88,8 +88,7 @@ impl Reconstructor {
         let number = self.next_game;
         self.next_game += 1;
         self.seq = 0;
-        self.wrong_start = None;
-        self.waiting_alerted = None;
+        self.start.reset();
         self.clock.new_game(self.config.white_clock.side());
         let mut record = GameRecord::new(number, start.position.clone(), start.castling_mode, start.set_up, now);
         record.tags = self.setup.tags.clone();

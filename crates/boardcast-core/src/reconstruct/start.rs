@@ -5,7 +5,7 @@
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Position, Rank, Role, Setup, Square};
 
-use crate::sensor::Picture;
+use crate::{sensor::Picture, time::Timestamp};
 
 /// A start position found on the board.
 #[derive(Clone, Debug)]
@@ -31,9 +31,101 @@ pub(crate) enum Expected {
     Position(Box<Chess>),
 }
 
+/// Watching the board for the next game's start while no game is being
+/// played: the expected start position (either way round), a set-up that
+/// is almost one (judged once it has stood for `out_of_sync_after`, as
+/// pieces are often swapped back within a moment), and a start seen turned
+/// round, alerted once per set-up.
+#[derive(Clone, Debug)]
+pub(super) struct StartWatch {
+    expected: Expected,
+    chess960: bool,
+    /// A wrong initial position on the board, since when.
+    wrong_since: Option<(Timestamp, Picture)>,
+    /// The set-up a turned board was last alerted for, so that an alert is
+    /// not repeated for the same set-up.
+    turned_alerted: Option<Picture>,
+}
+
+/// What the watch saw on the board.
+#[derive(Debug)]
+pub(super) enum StartSeen {
+    /// A start position.
+    Start(Start),
+    /// A set-up that is almost a start position: it is being timed.
+    Wrong,
+    /// Neither.
+    Nothing,
+}
+
+impl StartWatch {
+    /// A watch for the games `setup` describes.
+    pub(super) fn new(start: Option<&Chess>, chess960: bool) -> Self {
+        let expected = match (start, chess960) {
+            (Some(pos), _) => Expected::Position(Box::new(pos.clone())),
+            (None, true) => Expected::Chess960,
+            (None, false) => Expected::Standard,
+        };
+        Self { expected, chess960, wrong_since: None, turned_alerted: None }
+    }
+
+    /// The board as it reports itself (not turned) at `now`.
+    pub(super) fn handle_picture(&mut self, now: Timestamp, reported: &Picture) -> StartSeen {
+        if let Some(start) = find_start(reported, &self.expected) {
+            self.wrong_since = None;
+            return StartSeen::Start(start);
+        }
+        if find_wrong_start(reported, self.chess960).is_some() {
+            if self.wrong_since.as_ref().is_none_or(|(_, p)| p != reported) {
+                self.wrong_since = Some((now, reported.clone()));
+            }
+            return StartSeen::Wrong;
+        }
+        self.wrong_since = None;
+        StartSeen::Nothing
+    }
+
+    /// The start position on `reported`, if there is one (a new game set up
+    /// while one is played), without watching anything.
+    pub(super) fn find(&self, reported: &Picture) -> Option<Start> {
+        find_start(reported, &self.expected)
+    }
+
+    /// Whether a start seen turned round on `reported` is to be alerted
+    /// (once per set-up).
+    pub(super) fn alert_turned(&mut self, reported: &Picture) -> bool {
+        if self.turned_alerted.as_ref() == Some(reported) {
+            return false;
+        }
+        self.turned_alerted = Some(reported.clone());
+        true
+    }
+
+    /// When a wrong set-up will have stood long enough.
+    pub(super) fn poll_timeout(&self, after: std::time::Duration) -> Option<Timestamp> {
+        self.wrong_since.as_ref().map(|(since, _)| *since + after)
+    }
+
+    /// The wrong set-up that has stood since then, taken to be played from.
+    pub(super) fn take_wrong(&mut self) -> Option<Timestamp> {
+        self.wrong_since.take().map(|(since, _)| since)
+    }
+
+    /// What the wrong set-up on `reported` is.
+    pub(super) fn wrong_start(&self, reported: &Picture) -> Option<WrongStart> {
+        find_wrong_start(reported, self.chess960)
+    }
+
+    /// A game began: nothing is being watched any more.
+    pub(super) fn reset(&mut self) {
+        self.wrong_since = None;
+        self.turned_alerted = None;
+    }
+}
+
 /// The start position on the board, if there is one. The normal
 /// orientation is tried first.
-pub(crate) fn find_start(picture: &Picture, expected: &Expected) -> Option<Start> {
+fn find_start(picture: &Picture, expected: &Expected) -> Option<Start> {
     [false, true].into_iter().find_map(|rotated| {
         let oriented = if rotated { picture.rotated() } else { picture.clone() };
         start_in(&oriented, expected).map(|(position, castling_mode, set_up)| Start {

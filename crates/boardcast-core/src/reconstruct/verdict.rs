@@ -16,7 +16,7 @@ use super::{
     known::Known,
     matcher::{Found, could_continue, effect, find_move, find_sequences, move_then_opponent},
     occupancy::{Line, shown_capture, sift},
-    start::{Start, find_start},
+    start::Start,
 };
 use crate::{
     game::PlyMove,
@@ -313,7 +313,7 @@ impl Reconstructor {
         if look.game.record.plies.len() < 2 && !look.game.wrong_start {
             return None;
         }
-        find_start(&self.picture_as_reported(), &self.expected).map(Verdict::NewGame)
+        self.start.find(&self.picture_as_reported()).map(Verdict::NewGame)
     }
 }
 

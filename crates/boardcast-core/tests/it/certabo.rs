@@ -12,6 +12,8 @@
 //!    chunked, and survives any bytes.
 
 use crate::support::chunks::{config, split};
+use boardcast_core::protocol::BoardDecoder;
+use boardcast_sim::board::SimulatedBoard;
 
 use crate::support::CorpusGame;
 use boardcast_core::{
@@ -139,7 +141,7 @@ fn certabo_game(game: &SourceGame, name: &str, seed: u64, index: usize) -> (Stri
     style.clock = None;
     let stream = play(game, &style, &mut rng);
     let form = ReportForm::varied(&mut rng);
-    let capture = certabo_capture(&header(game, Protocol::Certabo, name), &stream.events, form, &mut rng);
+    let capture = certabo_capture(&header(game, Protocol::CERTABO, name), &stream.events, form, &mut rng);
     (capture, stream.expected.uci)
 }
 
@@ -189,7 +191,7 @@ fn every_game_comes_back_from_certabo_reports() {
 /// `hands` are square changes at their times (ms); the reports at `cut`
 /// lose their ends on the line (the next one follows them on it).
 fn certabo_reports(hands: &[(u64, &str, Cell)], cut: &[u64], end_ms: u64) -> String {
-    let mut header = CaptureHeader::new(Protocol::Certabo, "b");
+    let mut header = CaptureHeader::new(Protocol::CERTABO, "b");
     header.calibration = CertaboSim::full_calibration().entries();
     let mut text = boardcast_core::capture::format_header(&header);
     text.push('\n');
@@ -275,7 +277,7 @@ fn san_capture(san: &str, calibration: Option<&Calibration>) -> (String, Vec<Str
     style.clock = None;
     let stream = play(&game, &style, &mut rng);
     let mut text =
-        certabo_capture(&header(&game, Protocol::Certabo, "b"), &stream.events, ReportForm::clean(), &mut rng);
+        certabo_capture(&header(&game, Protocol::CERTABO, "b"), &stream.events, ReportForm::clean(), &mut rng);
     if let Some(calibration) = calibration {
         let mut header = boardcast_core::replay::read_capture(&text).unwrap().header;
         header.calibration = calibration.entries();

@@ -4,6 +4,7 @@
 //! XL, nothing when a player is short of time, and leaves the clock alone
 //! when the board is not configured to show moves.
 
+use boardcast_sim::board::SimulatedBoard;
 use std::time::Duration;
 
 use boardcast_core::{
@@ -39,7 +40,7 @@ impl Bench {
     /// White's clock running.
     fn new(mode: ClockDisplayMode, clock_version: u8, white_ms: u64, black_ms: u64) -> Self {
         let config = ReconstructorConfig { white_clock: WhiteClock::Left, ..ReconstructorConfig::default() };
-        let mut session = BoardSession::live(Protocol::Dgt, config, GameSetup::default(), LinkConfig::default());
+        let mut session = BoardSession::live(Protocol::DGT, config, GameSetup::default(), LinkConfig::default());
         session.set_clock_display(ClockDisplaySettings { mode, ..ClockDisplaySettings::default() });
         let mut board = DgtSim::new("03921", ClockSide::Left);
         board.set_clock_version(clock_version);

@@ -17,9 +17,9 @@ fn check(corpus: &CorpusGame, dgt: bool, seed: u64) -> Result<(), String> {
     let stream = play(game, &style, &mut rng);
     let capture = if dgt {
         let form = DgtForm::varied(&mut rng);
-        dgt_capture(&header(game, Protocol::Dgt, name), &stream.events, form, &mut rng)
+        dgt_capture(&header(game, Protocol::DGT, name), &stream.events, form, &mut rng)
     } else {
-        events_capture(&header(game, Protocol::Events, name), &stream.events)
+        events_capture(&header(game, Protocol::EVENTS, name), &stream.events)
     };
     let replayed = replay(&capture, &ReconstructorConfig::default()).map_err(|e| e.to_string())?;
     let form = if dgt { "dgt" } else { "events" };

@@ -13,6 +13,8 @@
 //!    bytes are survived, and the next good reply after them comes through.
 
 use crate::support::chunks::{config, split};
+use boardcast_core::protocol::BoardDecoder;
+use boardcast_sim::board::SimulatedBoard;
 
 use crate::support::CorpusGame;
 use boardcast_core::{
@@ -85,7 +87,7 @@ fn check(corpus: &CorpusGame, seed: u64) -> Result<(), String> {
     style.clock = None;
     let stream = play(game, &style, &mut rng);
     let form = MillenniumForm::varied(&mut rng);
-    let capture = millennium_capture(&header(game, Protocol::Millennium, &name), &stream.events, form, &mut rng);
+    let capture = millennium_capture(&header(game, Protocol::MILLENNIUM, &name), &stream.events, form, &mut rng);
     let replayed = replay(&capture, &ReconstructorConfig::default()).map_err(|e| e.to_string())?;
     let context =
         || format!("{name} (millennium, seed {seed}, {form:?}, {style:?})\n{}", crate::support::trace(&replayed));
@@ -130,7 +132,7 @@ struct Bench {
 impl Bench {
     fn new() -> Self {
         let session = BoardSession::live(
-            Protocol::Millennium,
+            Protocol::MILLENNIUM,
             ReconstructorConfig::default(),
             GameSetup::default(),
             LinkConfig::default(),
@@ -354,7 +356,7 @@ proptest! {
         // certain.
         prop_assert!(got.ends_with(&expected), "got {:?}, expected to end with {:?}", got, expected);
         let mut session =
-            BoardSession::new(Protocol::Millennium, ReconstructorConfig::default(), GameSetup::default());
+            BoardSession::new(Protocol::MILLENNIUM, ReconstructorConfig::default(), GameSetup::default());
         for (i, chunk) in split(&garbage, &cuts).into_iter().enumerate() {
             let t = Timestamp::from_millis(i as u64 * 700);
             session.advance_to(t);

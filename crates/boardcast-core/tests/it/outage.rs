@@ -55,7 +55,7 @@ fn a_board_knocked_about_long_after_the_outage_is_not_blamed_on_it() {
 
 #[test]
 fn the_port_opening_and_closing_is_recorded_and_read_back() {
-    let header = CaptureHeader::new(Protocol::Dgt, "b1".to_owned());
+    let header = CaptureHeader::new(Protocol::DGT, "b1".to_owned());
     let records = [
         Record { t: Timestamp::from_millis(5), body: RecordBody::Link(LinkChange::Connected) },
         Record { t: Timestamp::from_millis(9000), body: RecordBody::Link(LinkChange::Disconnected) },

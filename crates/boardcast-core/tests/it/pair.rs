@@ -157,7 +157,7 @@ fn a_mirror_left_behind_is_alerted_once_with_the_squares_then_the_agreement() {
     expected.sort();
     assert_eq!(squares, expected);
     assert!(alert.message.contains("f3: game board white knight, mirror empty"), "{}", alert.message);
-    let evidence = alert.to_json("board-7", 1, 9)["evidence"].clone();
+    let evidence = boardcast_core::publish::payload::alert_line(alert, "board-7", 1, 9)["evidence"].clone();
     assert!(
         evidence
             .as_array()

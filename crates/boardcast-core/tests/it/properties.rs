@@ -28,6 +28,7 @@
 //! test.
 
 use crate::support::chunks::{config, split};
+use boardcast_core::protocol::BoardDecoder;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -145,8 +146,8 @@ fn check_game_comes_back(game: &SourceGame, seed: u64) -> Result<(), TestCaseErr
     let form = DgtForm::varied(&mut rng);
     let mode = if game.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
     let uci: Vec<String> = game.moves.iter().map(|&m| UciMove::from_move(m, mode).to_string()).collect();
-    let events = events_capture(&header(game, Protocol::Events, "prop"), &stream.events);
-    let dgt = dgt_capture(&header(game, Protocol::Dgt, "prop"), &stream.events, form, &mut rng);
+    let events = events_capture(&header(game, Protocol::EVENTS, "prop"), &stream.events);
+    let dgt = dgt_capture(&header(game, Protocol::DGT, "prop"), &stream.events, form, &mut rng);
     for (name, capture) in [("events", events), ("dgt", dgt)] {
         let replayed = replay(&capture, &ReconstructorConfig::default())
             .map_err(|e| TestCaseError::fail(format!("{name} capture does not read: {e}")))?;
@@ -336,7 +337,7 @@ proptest! {
         prop_assert_eq!(decoder.finish(), None);
         // The same bytes through a whole session, so that whatever decodes
         // reaches the reconstructor (clock readings by side included).
-        let mut session = BoardSession::new(Protocol::Dgt, ReconstructorConfig::default(), GameSetup::default());
+        let mut session = BoardSession::new(Protocol::DGT, ReconstructorConfig::default(), GameSetup::default());
         for (i, chunk) in split(&bytes, &cuts).into_iter().enumerate() {
             let t = Timestamp::from_millis(i as u64 * 700);
             session.advance_to(t);
@@ -468,7 +469,7 @@ fn any_capture() -> impl Strategy<Value = (CaptureHeader, Vec<Record>)> {
                 _,
                 _,
             )| {
-                let protocol = if events { Protocol::Events } else { Protocol::Dgt };
+                let protocol = if events { Protocol::EVENTS } else { Protocol::DGT };
                 CaptureHeader {
                     protocol,
                     board,
@@ -499,7 +500,7 @@ fn any_capture() -> impl Strategy<Value = (CaptureHeader, Vec<Record>)> {
     let dts = vec(prop_oneof![0u64..1000, 0u64..100_000_000], 0..20);
     (header, any_picture(), vec(event, 0..20), vec(bytes, 0..20), dts).prop_map(
         |(header, first, events, bytes, dts)| {
-            let bodies: Vec<RecordBody> = if header.protocol == Protocol::Events {
+            let bodies: Vec<RecordBody> = if header.protocol == Protocol::EVENTS {
                 std::iter::once(SensorEvent::Board(Box::new(first))).chain(events).map(RecordBody::Event).collect()
             } else {
                 bytes
@@ -927,7 +928,7 @@ proptest! {
         white_side in option::of(prop_oneof![Just(ClockSide::Left), Just(ClockSide::Right)]),
     ) {
         let setup = GameSetup { chess960, ..GameSetup::default() };
-        let mut session = BoardSession::new(Protocol::Events, ReconstructorConfig::default(), setup);
+        let mut session = BoardSession::new(Protocol::EVENTS, ReconstructorConfig::default(), setup);
         let mut table = Table::new(chess960, white_side);
         let mut follower = Follower::default();
         let mut t = Timestamp::ZERO;

@@ -12,6 +12,7 @@
 //!    chunked, and survives any bytes.
 
 use crate::support::chunks::{config, split};
+use boardcast_core::protocol::BoardDecoder;
 
 use boardcast_core::{
     alert::AlertKind,
@@ -100,9 +101,9 @@ fn reports_carry_exactly_the_occupancy_of_the_events() {
         style.clock = None;
         let stream = play(&corpus.game, &style, &mut rng);
         let text =
-            sentio_capture(&header(&corpus.game, Protocol::Sentio, "s"), &stream.events, ReportForm::clean(), &mut rng);
+            sentio_capture(&header(&corpus.game, Protocol::SENTIO, "s"), &stream.events, ReportForm::clean(), &mut rng);
         let capture = read_capture(&text).unwrap();
-        assert_eq!(capture.header.protocol, Protocol::Sentio);
+        assert_eq!(capture.header.protocol, Protocol::SENTIO);
         let mut decoder = SentioDecoder::new();
         let mut board = Picture::empty();
         let mut events = stream.events.iter().peekable();
@@ -141,7 +142,7 @@ fn noisy_chunked_reports_end_on_the_final_occupancy() {
         style.clock = None;
         let stream = play(&corpus.game, &style, &mut rng);
         let form = ReportForm { noise: 0.05, ..ReportForm::varied(&mut rng) };
-        let text = sentio_capture(&header(&corpus.game, Protocol::Sentio, "s"), &stream.events, form, &mut rng);
+        let text = sentio_capture(&header(&corpus.game, Protocol::SENTIO, "s"), &stream.events, form, &mut rng);
         let mut decoder = SentioDecoder::new();
         let mut last = None;
         let mut problems = 0;
@@ -263,7 +264,7 @@ fn check_sentio(game: &crate::support::CorpusGame, full: bool) -> Result<usize, 
     style.gesture = false;
     let stream = play(&game.game, &style, &mut rng);
     let form = ReportForm::varied(&mut rng);
-    let mut header = header(&game.game, Protocol::Sentio, &game.name());
+    let mut header = header(&game.game, Protocol::SENTIO, &game.name());
     if game.game.chess960 {
         let fen = Fen::from_position(&game.game.start, EnPassantMode::Legal);
         header.game.push(("FEN".into(), fen.to_string()));
@@ -427,7 +428,7 @@ fn timestamps_of_reports_follow_the_form() {
     let mut style = Style::calm();
     style.clock = None;
     let stream = play(&game, &style, &mut rng);
-    let text = sentio_capture(&header(&game, Protocol::Sentio, "s"), &stream.events, ReportForm::clean(), &mut rng);
+    let text = sentio_capture(&header(&game, Protocol::SENTIO, "s"), &stream.events, ReportForm::clean(), &mut rng);
     let times: Vec<Timestamp> = read_capture(&text).unwrap().records.iter().map(|r| r.t).collect();
     assert_eq!(times[..3], [Timestamp::ZERO, Timestamp::from_millis(100), Timestamp::from_millis(200)]);
     let last_event = stream.events.last().unwrap().0;

@@ -22,6 +22,7 @@
 //! LED frames from the host are kept ([`CertaboSim::lit`]) but change
 //! nothing. The board has no clock: clock events of a script are ignored.
 
+use super::SimulatedBoard;
 use std::{collections::VecDeque, time::Duration};
 
 use shakmaty::{Bitboard, Color, Piece, Role, Square};
@@ -149,16 +150,6 @@ impl CertaboSim {
         calibration
     }
 
-    /// Whether the board is sending (a Certabo board always is).
-    pub fn sends_updates(&self) -> bool {
-        true
-    }
-
-    /// The board as it is now.
-    pub fn picture(&self) -> &Picture {
-        &self.picture
-    }
-
     /// The tag on each square now, in report order (a8 first).
     pub fn tags(&self) -> &Tags {
         &self.tags
@@ -184,108 +175,6 @@ impl CertaboSim {
     /// The last LED frame the host sent, as sent.
     pub fn led_frame(&self) -> Option<&[u8]> {
         self.frame.as_deref()
-    }
-
-    /// Bytes the host sent: LED frames (8 bytes, or `FF 55` … `0D 0A` on an
-    /// RGB board).
-    pub fn handle_host_bytes(&mut self, bytes: &[u8]) {
-        self.host.extend_from_slice(bytes);
-        loop {
-            let len = match self.leds {
-                Leds::Classic => 8,
-                Leds::Rgb => {
-                    // Anything before a frame's start is not a frame.
-                    let start = self.host.windows(2).position(|w| w == [0xFF, 0x55]);
-                    self.host.drain(..start.unwrap_or(self.host.len().saturating_sub(1)));
-                    2 + 81 * 3 + 2
-                }
-            };
-            if self.host.len() < len {
-                break;
-            }
-            self.frame = Some(self.host.drain(..len).collect());
-        }
-    }
-
-    /// Raw bytes of a recorded Certabo board: each whole report becomes the
-    /// board's tags (sent on at the board's own pace); the picture reads
-    /// them with [`CertaboSim::full_calibration`], unknown tags as occupied.
-    pub fn handle_script_bytes(&mut self, bytes: &[u8]) {
-        self.script.push(bytes);
-        while let Some(line) = self.script.next_line() {
-            match line {
-                Line::Numbers(numbers) if numbers.len() == TAG_NUMBERS => {
-                    self.placed = None;
-                    let calibration = Self::full_calibration();
-                    for (index, group) in numbers.chunks_exact(5).enumerate() {
-                        self.tags[index].copy_from_slice(group);
-                        self.pieces[index] = None;
-                        let cell = match calibration.piece(&self.tags[index]) {
-                            _ if self.tags[index] == EMPTY => Cell::Empty,
-                            Some(piece) => Cell::Piece(piece),
-                            None => Cell::Occupied,
-                        };
-                        self.picture.set(square_of(index), cell);
-                    }
-                }
-                Line::Marker(leds) => self.leds = leds,
-                _ => {}
-            }
-        }
-    }
-
-    /// A decoded sensor event of a script: squares change (a whole board
-    /// as if lifted, then put down); clock readings are ignored.
-    pub fn handle_script_event(&mut self, event: &SensorEvent) {
-        match event {
-            SensorEvent::Board(board) => {
-                let changed: Vec<Square> =
-                    Square::ALL.into_iter().filter(|&sq| self.picture.get(sq) != board.get(sq)).collect();
-                for &square in &changed {
-                    self.set(square, Cell::Empty);
-                }
-                for &square in &changed {
-                    self.set(square, board.get(square));
-                }
-                // A whole board is put down at once: none of its pieces
-                // is waiting for a lift.
-                self.placed = None;
-            }
-            &SensorEvent::Square { square, cell } => self.set(square, cell),
-            SensorEvent::Clock(_) => {}
-        }
-    }
-
-    /// Time passes: a report is sent when one is due.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
-        if now < self.next_report {
-            return;
-        }
-        if self.leds == Leds::Rgb && self.reports.is_multiple_of(MARKER_EVERY) {
-            self.out.extend(b"D\r\n");
-        }
-        let report = self.report();
-        self.out.extend(report);
-        self.reports += 1;
-        self.next_report = now + REPORT_EVERY;
-    }
-
-    /// When the next report is due.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
-        Some(self.next_report)
-    }
-
-    /// Bytes to send to the host.
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        if self.out.is_empty() { None } else { Some(self.out.drain(..).collect()) }
-    }
-
-    /// The cable was pulled: what was not sent is lost; the board goes on
-    /// reporting once powered again.
-    pub fn handle_unplugged(&mut self) {
-        self.out.clear();
-        self.host.clear();
-        self.reports = 0;
     }
 
     /// Puts `cell` on `square`, with the tag of the piece that goes there.
@@ -371,8 +260,115 @@ fn stranger(index: usize) -> [u8; 5] {
     [0xEE, 0x01, index as u8, 0x55, 0x99]
 }
 
+impl SimulatedBoard for CertaboSim {
+    /// Whether the board is sending (a Certabo board always is).
+    fn sends_updates(&self) -> bool {
+        true
+    }
+    /// The board as it is now.
+    fn picture(&self) -> &Picture {
+        &self.picture
+    }
+    /// Bytes the host sent: LED frames (8 bytes, or `FF 55` … `0D 0A` on an
+    /// RGB board).
+    fn handle_host_bytes(&mut self, bytes: &[u8]) {
+        self.host.extend_from_slice(bytes);
+        loop {
+            let len = match self.leds {
+                Leds::Classic => 8,
+                Leds::Rgb => {
+                    // Anything before a frame's start is not a frame.
+                    let start = self.host.windows(2).position(|w| w == [0xFF, 0x55]);
+                    self.host.drain(..start.unwrap_or(self.host.len().saturating_sub(1)));
+                    2 + 81 * 3 + 2
+                }
+            };
+            if self.host.len() < len {
+                break;
+            }
+            self.frame = Some(self.host.drain(..len).collect());
+        }
+    }
+    /// Raw bytes of a recorded Certabo board: each whole report becomes the
+    /// board's tags (sent on at the board's own pace); the picture reads
+    /// them with [`CertaboSim::full_calibration`], unknown tags as occupied.
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
+        self.script.push(bytes);
+        while let Some(line) = self.script.next_line() {
+            match line {
+                Line::Numbers(numbers) if numbers.len() == TAG_NUMBERS => {
+                    self.placed = None;
+                    let calibration = Self::full_calibration();
+                    for (index, group) in numbers.chunks_exact(5).enumerate() {
+                        self.tags[index].copy_from_slice(group);
+                        self.pieces[index] = None;
+                        let cell = match calibration.piece(&self.tags[index]) {
+                            _ if self.tags[index] == EMPTY => Cell::Empty,
+                            Some(piece) => Cell::Piece(piece),
+                            None => Cell::Occupied,
+                        };
+                        self.picture.set(square_of(index), cell);
+                    }
+                }
+                Line::Marker(leds) => self.leds = leds,
+                _ => {}
+            }
+        }
+    }
+    /// A decoded sensor event of a script: squares change (a whole board
+    /// as if lifted, then put down); clock readings are ignored.
+    fn handle_script_event(&mut self, event: &SensorEvent) {
+        match event {
+            SensorEvent::Board(board) => {
+                let changed: Vec<Square> =
+                    Square::ALL.into_iter().filter(|&sq| self.picture.get(sq) != board.get(sq)).collect();
+                for &square in &changed {
+                    self.set(square, Cell::Empty);
+                }
+                for &square in &changed {
+                    self.set(square, board.get(square));
+                }
+                // A whole board is put down at once: none of its pieces
+                // is waiting for a lift.
+                self.placed = None;
+            }
+            &SensorEvent::Square { square, cell } => self.set(square, cell),
+            SensorEvent::Clock(_) => {}
+        }
+    }
+    /// Time passes: a report is sent when one is due.
+    fn handle_timeout(&mut self, now: Timestamp) {
+        if now < self.next_report {
+            return;
+        }
+        if self.leds == Leds::Rgb && self.reports.is_multiple_of(MARKER_EVERY) {
+            self.out.extend(b"D\r\n");
+        }
+        let report = self.report();
+        self.out.extend(report);
+        self.reports += 1;
+        self.next_report = now + REPORT_EVERY;
+    }
+    /// When the next report is due.
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Some(self.next_report)
+    }
+    /// Bytes to send to the host.
+    fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        if self.out.is_empty() { None } else { Some(self.out.drain(..).collect()) }
+    }
+    /// The cable was pulled: what was not sent is lost; the board goes on
+    /// reporting once powered again.
+    fn handle_unplugged(&mut self) {
+        self.out.clear();
+        self.host.clear();
+        self.reports = 0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use boardcast_core::protocol::BoardDecoder;
     use shakmaty::Board;
 
     use super::*;

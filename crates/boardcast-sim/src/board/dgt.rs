@@ -15,6 +15,7 @@
 //! acknowledges both. A DGT XL (major version 1) acknowledges an ASCII
 //! command with an error and shows nothing.
 
+use super::SimulatedBoard;
 use std::collections::VecDeque;
 
 use boardcast_core::protocol::dgt::{
@@ -80,12 +81,6 @@ impl DgtSim {
         }
     }
 
-    /// Whether the host has put the board in an update mode (rather than
-    /// only asking who it is).
-    pub fn sends_updates(&self) -> bool {
-        self.mode != Mode::Idle
-    }
-
     /// Makes the clock another model: `0x21` a DGT 3000 (the default),
     /// `0x11` a DGT XL.
     pub fn set_clock_version(&mut self, version: u8) {
@@ -96,41 +91,6 @@ impl DgtSim {
     /// characters), or `None` when it shows the times.
     pub fn displayed_text(&self) -> Option<&str> {
         self.clock_text.as_ref().map(ClockText::as_str)
-    }
-
-    /// The board as it is now.
-    pub fn picture(&self) -> &Picture {
-        &self.picture
-    }
-
-    /// Bytes the host sent.
-    pub fn handle_host_bytes(&mut self, bytes: &[u8]) {
-        self.host.extend_from_slice(bytes);
-        loop {
-            match Command::parse(&self.host) {
-                Some((command, len)) => {
-                    self.host.drain(..len);
-                    self.command(command);
-                }
-                None if self.host.first().is_some_and(|&b| b == 0x2B) => {
-                    // A clock message we do not know, or not complete yet:
-                    // wait for its length byte and skip it whole.
-                    let Some(&size) = self.host.get(1) else { break };
-                    let total = usize::from(size) + 2;
-                    if self.host.len() < total {
-                        break;
-                    }
-                    self.host.drain(..total);
-                    self.ack(0x0A);
-                }
-                None if self.host.is_empty() => break,
-                None => {
-                    // Not a command this board knows: ignored, as a real
-                    // board does.
-                    self.host.remove(0);
-                }
-            }
-        }
     }
 
     fn command(&mut self, command: Command) {
@@ -176,11 +136,71 @@ impl DgtSim {
         }
     }
 
+    fn field(&mut self, square: shakmaty::Square, cell: Cell) {
+        if self.picture.set(square, cell) != cell && self.mode != Mode::Idle {
+            self.send(&Message::FieldUpdate { square, cell });
+        }
+    }
+
+    fn clock_times(&mut self, times: ClockTimes) {
+        let changed = self.clock != Some(times);
+        self.clock = Some(times);
+        if changed && self.mode == Mode::Update {
+            self.send(&Message::Clock(BwTime::Times(times)));
+        }
+    }
+
+    fn send(&mut self, message: &Message) {
+        let mut bytes = Vec::new();
+        message.encode(&mut bytes);
+        self.out.extend(bytes);
+    }
+}
+
+impl SimulatedBoard for DgtSim {
+    /// Whether the host has put the board in an update mode (rather than
+    /// only asking who it is).
+    fn sends_updates(&self) -> bool {
+        self.mode != Mode::Idle
+    }
+    /// The board as it is now.
+    fn picture(&self) -> &Picture {
+        &self.picture
+    }
+    /// Bytes the host sent.
+    fn handle_host_bytes(&mut self, bytes: &[u8]) {
+        self.host.extend_from_slice(bytes);
+        loop {
+            match Command::parse(&self.host) {
+                Some((command, len)) => {
+                    self.host.drain(..len);
+                    self.command(command);
+                }
+                None if self.host.first().is_some_and(|&b| b == 0x2B) => {
+                    // A clock message we do not know, or not complete yet:
+                    // wait for its length byte and skip it whole.
+                    let Some(&size) = self.host.get(1) else { break };
+                    let total = usize::from(size) + 2;
+                    if self.host.len() < total {
+                        break;
+                    }
+                    self.host.drain(..total);
+                    self.ack(0x0A);
+                }
+                None if self.host.is_empty() => break,
+                None => {
+                    // Not a command this board knows: ignored, as a real
+                    // board does.
+                    self.host.remove(0);
+                }
+            }
+        }
+    }
     /// Raw bytes the real board sent, as a `dgt` capture recorded them:
     /// field updates and clock messages are sent on (if the mode says so);
     /// replies to the recorded host's requests (board dumps, version,
     /// serial) are not, but what they say is kept.
-    pub fn handle_script_bytes(&mut self, bytes: &[u8]) {
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
         self.script.push(bytes);
         while let Some(item) = self.script.next_item() {
             let Framed::Frame(frame) = item else { continue };
@@ -195,9 +215,8 @@ impl DgtSim {
             }
         }
     }
-
     /// A decoded sensor event, as an `events` capture recorded it.
-    pub fn handle_script_event(&mut self, event: &SensorEvent) {
+    fn handle_script_event(&mut self, event: &SensorEvent) {
         match event {
             SensorEvent::Board(board) => {
                 for sq in shakmaty::Square::ALL {
@@ -220,45 +239,21 @@ impl DgtSim {
             }
         }
     }
-
-    fn field(&mut self, square: shakmaty::Square, cell: Cell) {
-        if self.picture.set(square, cell) != cell && self.mode != Mode::Idle {
-            self.send(&Message::FieldUpdate { square, cell });
-        }
+    /// Time passes (a DGT board sends only when something changes).
+    fn handle_timeout(&mut self, _now: boardcast_core::time::Timestamp) {}
+    /// When to call [`DgtSim::handle_timeout`] next: never.
+    fn poll_timeout(&self) -> Option<boardcast_core::time::Timestamp> {
+        None
     }
-
-    fn clock_times(&mut self, times: ClockTimes) {
-        let changed = self.clock != Some(times);
-        self.clock = Some(times);
-        if changed && self.mode == Mode::Update {
-            self.send(&Message::Clock(BwTime::Times(times)));
-        }
-    }
-
-    fn send(&mut self, message: &Message) {
-        let mut bytes = Vec::new();
-        message.encode(&mut bytes);
-        self.out.extend(bytes);
-    }
-
     /// The bytes to send to the host, if any.
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+    fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         if self.out.is_empty() {
             return None;
         }
         Some(self.out.drain(..).collect())
     }
-
-    /// Time passes (a DGT board sends only when something changes).
-    pub fn handle_timeout(&mut self, _now: boardcast_core::time::Timestamp) {}
-
-    /// When to call [`DgtSim::handle_timeout`] next: never.
-    pub fn poll_timeout(&self) -> Option<boardcast_core::time::Timestamp> {
-        None
-    }
-
     /// The cable was pulled: the board powers down and comes back idle.
-    pub fn handle_unplugged(&mut self) {
+    fn handle_unplugged(&mut self) {
         self.mode = Mode::Idle;
         self.clock_text = None;
         self.host.clear();
@@ -268,6 +263,7 @@ impl DgtSim {
 
 #[cfg(test)]
 mod tests {
+    use boardcast_core::protocol::BoardDecoder;
     use shakmaty::Square;
 
     use super::*;

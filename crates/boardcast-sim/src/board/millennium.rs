@@ -22,6 +22,7 @@
 //! Registers live in the board's E2ROM, so they survive the cable being
 //! pulled; the LEDs do not.
 
+use super::SimulatedBoard;
 use std::{collections::VecDeque, time::Duration};
 
 use shakmaty::Square;
@@ -84,17 +85,6 @@ impl MillenniumSim {
         }
     }
 
-    /// Whether the host has spoken to the board (it then reports by the
-    /// rules of register 2).
-    pub fn sends_updates(&self) -> bool {
-        self.host_spoke
-    }
-
-    /// The board as it is now.
-    pub fn picture(&self) -> &Picture {
-        &self.picture
-    }
-
     /// What the LEDs show.
     pub fn leds(&self) -> &LedPattern {
         &self.leds
@@ -103,21 +93,6 @@ impl MillenniumSim {
     /// A register's value.
     pub fn register(&self, address: u8) -> u8 {
         self.registers[usize::from(address)]
-    }
-
-    /// Bytes the host sent. Commands with a wrong parity or block check
-    /// are ignored, as a real board ignores them.
-    pub fn handle_host_bytes(&mut self, bytes: &[u8]) {
-        self.host.push(bytes);
-        while let Some(item) = self.host.next_item() {
-            let Framed::Frame(frame) = item else { continue };
-            let Ok(command) = Command::parse(&frame) else { continue };
-            if !self.host_spoke {
-                self.host_spoke = true;
-                self.last_report = self.now;
-            }
-            self.command(command);
-        }
     }
 
     fn command(&mut self, command: Command) {
@@ -143,37 +118,6 @@ impl MillenniumSim {
         }
     }
 
-    /// Raw bytes a real board sent, as a `millennium` capture recorded
-    /// them: what its statuses show happens on this board (and is reported
-    /// by this board's rules); its version is taken over.
-    pub fn handle_script_bytes(&mut self, bytes: &[u8]) {
-        self.script.push(bytes);
-        let mut replies = Vec::new();
-        while let Some(item) = self.script.next_item() {
-            let Framed::Frame(frame) = item else { continue };
-            if let Ok(reply) = Reply::parse(&frame) {
-                replies.push(reply);
-            }
-        }
-        for reply in replies {
-            match reply {
-                Reply::Status(picture) => self.show(&picture),
-                Reply::Version { major, minor } => self.version = (major, minor),
-                _ => {}
-            }
-        }
-    }
-
-    /// A decoded sensor event, as an `events` capture recorded it. Clock
-    /// readings are ignored: a Millennium board has no clock.
-    pub fn handle_script_event(&mut self, event: &SensorEvent) {
-        match event {
-            SensorEvent::Board(picture) => self.show(picture),
-            &SensorEvent::Square { square, cell } => self.set(square, cell),
-            SensorEvent::Clock(_) => {}
-        }
-    }
-
     fn show(&mut self, picture: &Picture) {
         let mut changed = false;
         for square in Square::ALL {
@@ -195,49 +139,6 @@ impl MillenniumSim {
         if self.host_spoke && self.reporting() > REPORT_TIMED {
             self.send_status();
         }
-    }
-
-    /// Time passes (the board's own time, from power-on): scans and timed
-    /// reports.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
-        self.now = now;
-        if self.poll_timeout().is_some_and(|due| due <= now) {
-            match self.reporting() {
-                REPORT_EVERY_SCAN => self.send_status(),
-                REPORT_TIMED => self.send(&Reply::Status(Box::new(self.picture.clone()))),
-                _ => {}
-            }
-            self.last_report = now;
-        }
-    }
-
-    /// When to call [`MillenniumSim::handle_timeout`] next.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
-        if !self.host_spoke {
-            return None;
-        }
-        match self.reporting() {
-            REPORT_EVERY_SCAN if self.changed => Some(self.last_report + self.scan_time()),
-            REPORT_TIMED if self.register(REG_REPORT_INTERVAL) > 0 => {
-                let interval = Duration::from_micros(4096 * u64::from(self.register(REG_REPORT_INTERVAL)));
-                Some(self.last_report + interval)
-            }
-            _ => None,
-        }
-    }
-
-    /// Bytes to send to the host.
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        if self.out.is_empty() { None } else { Some(self.out.drain(..).collect()) }
-    }
-
-    /// The cable was pulled: the board powers down, and comes back with its
-    /// registers but with its LEDs out, waiting for the host.
-    pub fn handle_unplugged(&mut self) {
-        self.out.clear();
-        self.host = Framer::new(Speaker::Host);
-        self.host_spoke = false;
-        self.leds = LedPattern::DARK;
     }
 
     /// Register 2's reporting mode (its low three bits).
@@ -265,8 +166,103 @@ impl MillenniumSim {
     }
 }
 
+impl SimulatedBoard for MillenniumSim {
+    /// Whether the host has spoken to the board (it then reports by the
+    /// rules of register 2).
+    fn sends_updates(&self) -> bool {
+        self.host_spoke
+    }
+    /// The board as it is now.
+    fn picture(&self) -> &Picture {
+        &self.picture
+    }
+    /// Bytes the host sent. Commands with a wrong parity or block check
+    /// are ignored, as a real board ignores them.
+    fn handle_host_bytes(&mut self, bytes: &[u8]) {
+        self.host.push(bytes);
+        while let Some(item) = self.host.next_item() {
+            let Framed::Frame(frame) = item else { continue };
+            let Ok(command) = Command::parse(&frame) else { continue };
+            if !self.host_spoke {
+                self.host_spoke = true;
+                self.last_report = self.now;
+            }
+            self.command(command);
+        }
+    }
+    /// Raw bytes a real board sent, as a `millennium` capture recorded
+    /// them: what its statuses show happens on this board (and is reported
+    /// by this board's rules); its version is taken over.
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
+        self.script.push(bytes);
+        let mut replies = Vec::new();
+        while let Some(item) = self.script.next_item() {
+            let Framed::Frame(frame) = item else { continue };
+            if let Ok(reply) = Reply::parse(&frame) {
+                replies.push(reply);
+            }
+        }
+        for reply in replies {
+            match reply {
+                Reply::Status(picture) => self.show(&picture),
+                Reply::Version { major, minor } => self.version = (major, minor),
+                _ => {}
+            }
+        }
+    }
+    /// A decoded sensor event, as an `events` capture recorded it. Clock
+    /// readings are ignored: a Millennium board has no clock.
+    fn handle_script_event(&mut self, event: &SensorEvent) {
+        match event {
+            SensorEvent::Board(picture) => self.show(picture),
+            &SensorEvent::Square { square, cell } => self.set(square, cell),
+            SensorEvent::Clock(_) => {}
+        }
+    }
+    /// Time passes (the board's own time, from power-on): scans and timed
+    /// reports.
+    fn handle_timeout(&mut self, now: Timestamp) {
+        self.now = now;
+        if self.poll_timeout().is_some_and(|due| due <= now) {
+            match self.reporting() {
+                REPORT_EVERY_SCAN => self.send_status(),
+                REPORT_TIMED => self.send(&Reply::Status(Box::new(self.picture.clone()))),
+                _ => {}
+            }
+            self.last_report = now;
+        }
+    }
+    /// When to call [`MillenniumSim::handle_timeout`] next.
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        if !self.host_spoke {
+            return None;
+        }
+        match self.reporting() {
+            REPORT_EVERY_SCAN if self.changed => Some(self.last_report + self.scan_time()),
+            REPORT_TIMED if self.register(REG_REPORT_INTERVAL) > 0 => {
+                let interval = Duration::from_micros(4096 * u64::from(self.register(REG_REPORT_INTERVAL)));
+                Some(self.last_report + interval)
+            }
+            _ => None,
+        }
+    }
+    /// Bytes to send to the host.
+    fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        if self.out.is_empty() { None } else { Some(self.out.drain(..).collect()) }
+    }
+    /// The cable was pulled: the board powers down, and comes back with its
+    /// registers but with its LEDs out, waiting for the host.
+    fn handle_unplugged(&mut self) {
+        self.out.clear();
+        self.host = Framer::new(Speaker::Host);
+        self.host_spoke = false;
+        self.leds = LedPattern::DARK;
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use boardcast_core::protocol::BoardDecoder;
     use shakmaty::Color;
 
     use super::*;

@@ -2,6 +2,7 @@
 //! its squares ten times a second of its own time, whatever the host does.
 //! It has no LEDs and no clock: host bytes and clock events are ignored.
 
+use super::SimulatedBoard;
 use std::collections::VecDeque;
 
 use shakmaty::Square;
@@ -38,29 +39,28 @@ impl SentioSim {
         }
     }
 
-    /// Whether the board is sending (a Sentio board always is).
-    pub fn sends_updates(&self) -> bool {
-        true
-    }
-
-    /// The board as it is now.
-    pub fn picture(&self) -> &Picture {
-        &self.picture
-    }
-
     /// The report line the board sends for the board as it is now.
     pub fn report(&self) -> Vec<u8> {
         let mut line = Vec::with_capacity(40);
         encode_report(ranks(self.picture.occupied()), &mut line);
         line
     }
+}
 
+impl SimulatedBoard for SentioSim {
+    /// Whether the board is sending (a Sentio board always is).
+    fn sends_updates(&self) -> bool {
+        true
+    }
+    /// The board as it is now.
+    fn picture(&self) -> &Picture {
+        &self.picture
+    }
     /// Bytes the host sent: the board has no LEDs and ignores them.
-    pub fn handle_host_bytes(&mut self, _bytes: &[u8]) {}
-
+    fn handle_host_bytes(&mut self, _bytes: &[u8]) {}
     /// Raw bytes of a recorded Sentio-format board: each whole report
     /// becomes the board's occupancy.
-    pub fn handle_script_bytes(&mut self, bytes: &[u8]) {
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
         self.script.push(bytes);
         while let Some(line) = self.script.next_line() {
             if let Line::Numbers(numbers) = line
@@ -76,10 +76,9 @@ impl SentioSim {
             }
         }
     }
-
     /// A decoded sensor event of a script: squares change; clock readings
     /// are ignored.
-    pub fn handle_script_event(&mut self, event: &SensorEvent) {
+    fn handle_script_event(&mut self, event: &SensorEvent) {
         match event {
             SensorEvent::Board(board) => self.picture = (**board).clone(),
             &SensorEvent::Square { square, cell } => {
@@ -88,9 +87,8 @@ impl SentioSim {
             SensorEvent::Clock(_) => {}
         }
     }
-
     /// Time passes: a report is sent when one is due.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
+    fn handle_timeout(&mut self, now: Timestamp) {
         if now < self.next_report {
             return;
         }
@@ -98,25 +96,23 @@ impl SentioSim {
         self.out.extend(report);
         self.next_report = now + REPORT_EVERY;
     }
-
     /// When the next report is due.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    fn poll_timeout(&self) -> Option<Timestamp> {
         Some(self.next_report)
     }
-
     /// Bytes to send to the host.
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+    fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         if self.out.is_empty() { None } else { Some(self.out.drain(..).collect()) }
     }
-
     /// The cable was pulled: what was not sent is lost.
-    pub fn handle_unplugged(&mut self) {
+    fn handle_unplugged(&mut self) {
         self.out.clear();
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use boardcast_core::protocol::BoardDecoder;
     use shakmaty::Board;
 
     use super::*;

@@ -8,6 +8,7 @@
 //! interval (a flicker, a piece crossing a square) may never be seen,
 //! exactly as on a real board.
 
+use crate::board::SimulatedBoard;
 use std::time::Duration;
 
 use super::Rng;

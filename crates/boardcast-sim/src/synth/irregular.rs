@@ -119,7 +119,7 @@ pub fn plan(game: &SourceGame, style: &Style, rng: &mut Rng) -> (Vec<(usize, Inj
         .tag("TimeControl")
         .and_then(|t| t.parse::<boardcast_core::game::TimeControl>().ok())
         .is_some_and(|tc| tc.tempo() != Tempo::Standard);
-    let mut kinds: Vec<u8> = (0..9).collect();
+    let mut kinds: Vec<(AlertKind, Way)> = MADE.to_vec();
     // Shuffled, so that every kind gets its share of the scarce places.
     for i in (1..kinds.len()).rev() {
         let j = rng.range(0, i as u64) as usize;
@@ -138,8 +138,8 @@ pub fn plan(game: &SourceGame, style: &Style, rng: &mut Rng) -> (Vec<(usize, Inj
             .collect();
         let mut options: Vec<(usize, Injection, Vec<Label>)> = Vec::new();
         for &ply in &free {
-            let (pos, m) = (&positions[ply], game.moves[ply]);
-            if let Some(found) = candidate(kind, pos, m, ply, game, clock, stands, rng) {
+            let place = Place::new(&positions[ply], game.moves[ply], ply, game, clock, stands);
+            if let Some(found) = candidate(kind, &place, rng) {
                 options.push((ply, found.0, found.1));
             }
         }
@@ -180,157 +180,240 @@ fn ends_after(positions: &[Chess], game: &SourceGame, ply: usize) -> bool {
     super::decided_on_the_board(Some(&positions[ply]), &pos).is_some() || ply + 1 >= positions.len()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn candidate(
-    kind: u8,
-    pos: &Chess,
+/// How an irregularity is made, where its alert can be made more than one
+/// way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    /// The one way.
+    Only,
+    /// A piece released on the line it moves along, then moved on.
+    OnItsLine,
+    /// A piece released on another square it could reach, then moved on.
+    OnAnotherSquare,
+}
+
+/// The irregularities the simulator makes, each by the alert it calls for.
+/// The order is the seed's: a plan shuffles this list, so changing it
+/// changes every synthesized corpus.
+const MADE: [(AlertKind, Way); 9] = [
+    (AlertKind::TouchedOwnPiece, Way::Only),
+    (AlertKind::TouchedOpponentPiece, Way::Only),
+    (AlertKind::RookBeforeKing, Way::Only),
+    (AlertKind::IllegalMove, Way::Only),
+    (AlertKind::ClockWithoutMove, Way::Only),
+    (AlertKind::DisplacedPiece, Way::Only),
+    (AlertKind::ReleasedPieceMoved, Way::OnItsLine),
+    (AlertKind::ReleasedPieceMoved, Way::OnAnotherSquare),
+    (AlertKind::PawnNotReplaced, Way::Only),
+];
+
+/// A move of the game where an irregularity could be made, and what it
+/// offers.
+struct Place<'a> {
+    /// The position before the move.
+    pos: &'a Chess,
+    /// The move.
     m: Move,
     ply: usize,
-    game: &SourceGame,
+    game: &'a SourceGame,
+    /// The players press a clock.
     clock: bool,
+    /// An illegal move answered stands (rapid and blitz, A.5.2).
     stands: bool,
-    rng: &mut Rng,
-) -> Option<(Injection, Vec<Label>)> {
-    let mover = pos.turn();
-    let legals = pos.legal_moves();
-    let label = |kind, side, squares: Vec<Square>, variant| Label { kind, ply, side, squares, variant };
-    let moved = match m {
-        Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
-        _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from),
-    };
-    let victim = |mv: &Move| match *mv {
+    legals: shakmaty::MoveList,
+    /// The squares the move's own pieces leave.
+    moved: Bitboard,
+    /// The opponent's pieces some legal move captures.
+    capturable: Bitboard,
+}
+
+impl<'a> Place<'a> {
+    fn new(pos: &'a Chess, m: Move, ply: usize, game: &'a SourceGame, clock: bool, stands: bool) -> Self {
+        let legals = pos.legal_moves();
+        let moved = match m {
+            Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+            _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from),
+        };
+        let capturable: Bitboard = legals.iter().filter_map(victim).collect();
+        Self { pos, m, ply, game, clock, stands, legals, moved, capturable }
+    }
+
+    fn mover(&self) -> Color {
+        self.pos.turn()
+    }
+
+    /// The label of an alert this place calls for.
+    fn label(&self, kind: AlertKind, side: Color, squares: Vec<Square>, variant: &'static str) -> Label {
+        Label { kind, ply: self.ply, side, squares, variant }
+    }
+}
+
+/// The square of the piece a move captures.
+fn victim(mv: &Move) -> Option<Square> {
+    match *mv {
         Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
         _ => mv.capture().map(|_| mv.to()),
-    };
-    let capturable: Bitboard = legals.iter().filter_map(victim).collect();
-    match kind {
-        0 => {
-            let own: Vec<Square> = (pos.board().by_color(mover) & !moved)
-                .into_iter()
-                .filter(|&sq| legals.iter().any(|l| l.from() == Some(sq)))
-                .collect();
-            let square = *pick(rng, &own)?;
-            let short = rng.chance(0.4);
-            let hold_ms = if short { rng.range(300, 500) } else { rng.range(600, 2000) };
-            let variant = if short { "short_touch" } else { "touch" };
-            Some((
-                Injection::TouchOwn { square, hold_ms },
-                vec![label(AlertKind::TouchedOwnPiece, mover, vec![square], variant)],
-            ))
-        }
-        1 => {
-            let theirs: Vec<Square> = capturable.into_iter().filter(|&sq| Some(sq) != victim(&m)).collect();
-            let square = *pick(rng, &theirs)?;
-            let hold_ms = rng.range(300, 1500);
-            Some((
-                Injection::TouchOpponent { square, hold_ms },
-                vec![label(AlertKind::TouchedOpponentPiece, mover, vec![square], "touch")],
-            ))
-        }
-        2 => {
-            let Move::Castle { king, rook } = m else { return None };
-            let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
-            // Only the usual castling, where king and rook both move and
-            // neither lands where the other stood.
-            if game.chess960
-                || king == side.king_to(mover)
-                || rook == side.rook_to(mover)
-                || side.king_to(mover) == rook
-            {
-                return None;
-            }
-            let rook_down_first = rng.chance(0.6);
-            let lead_ms = rng.range(500, 1500);
-            let variant = if rook_down_first { "rook_put_down_first" } else { "rook_in_hand" };
-            Some((
-                Injection::RookBeforeKing { rook_down_first, lead_ms },
-                vec![label(AlertKind::RookBeforeKing, mover, vec![rook, king], variant)],
-            ))
-        }
-        3 if clock => {
-            let Move::Normal { role, from, .. } = m else { return None };
-            let reach: Bitboard = legals.iter().filter(|l| l.from() == Some(from)).map(|l| l.to()).collect();
-            let near: Vec<Square> = (!pos.board().occupied() & !reach)
-                .into_iter()
-                .filter(|&sq| sq.distance(from) <= 2 && sq != from)
-                .filter(|&sq| {
-                    role != Role::Pawn || !matches!(sq.rank(), shakmaty::Rank::First | shakmaty::Rank::Eighth)
-                })
-                // A king on a centre square could be half of the result
-                // gesture, which the daemon waits for.
-                .filter(|&sq| role != Role::King || !matches!(sq, Square::D4 | Square::E4 | Square::D5 | Square::E5))
-                .collect();
-            let to = *pick(rng, &near)?;
-            let restore_first = rng.chance(0.5);
-            let variant = if restore_first { "restored_then_pressed_back" } else { "pressed_back_then_restored" };
-            Some((
-                Injection::IllegalMove { to, restore_first },
-                vec![label(AlertKind::IllegalMove, mover, vec![from, to], variant)],
-            ))
-        }
-        4 if clock && ply >= 1 => Some((
+    }
+}
+
+/// The injection `made` at `place`, with the labels it calls for; `None`
+/// when the place offers none.
+fn candidate(made: (AlertKind, Way), place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    match made {
+        (AlertKind::TouchedOwnPiece, _) => touched_own(place, rng),
+        (AlertKind::TouchedOpponentPiece, _) => touched_opponent(place, rng),
+        (AlertKind::RookBeforeKing, _) => rook_before_king(place, rng),
+        (AlertKind::IllegalMove, _) if place.clock => illegal_move(place, rng),
+        (AlertKind::ClockWithoutMove, _) if place.clock && place.ply >= 1 => Some((
             Injection::ClockWithoutMove,
-            vec![label(AlertKind::ClockWithoutMove, mover, Vec::new(), "pressed_back")],
+            vec![place.label(AlertKind::ClockWithoutMove, place.mover(), Vec::new(), "pressed_back")],
         )),
-        5 => {
-            // The piece just moved may still be adjusted by its mover when
-            // the move is not completed by a clock.
-            let last = ply.checked_sub(1).map(|p| game.moves[p].to());
-            let theirs: Vec<Square> =
-                (pos.board().by_color(!mover) & !capturable).into_iter().filter(|&sq| Some(sq) != last).collect();
-            let square = *pick(rng, &theirs)?;
-            let hold_ms = rng.range(1000, 2500);
-            let variant = if clock { "lifted_and_put_back" } else { "lifted_and_put_back_no_clock" };
-            Some((
-                Injection::Displaced { square, hold_ms },
-                vec![label(AlertKind::DisplacedPiece, !mover, vec![square], variant)],
-            ))
-        }
-        6 => {
-            let Move::Normal { role, from, capture: None, to, promotion: None } = m else { return None };
-            let line = matches!(role, Role::Bishop | Role::Rook | Role::Queen)
-                || (role == Role::Pawn && from.distance(to) == 2);
-            let path: Vec<Square> = attacks::between(from, to).into_iter().collect();
-            if !line {
-                return None;
-            }
-            let stop = *pick(rng, &path)?;
-            let stand_ms = rng.range(1300, 2500);
-            Some((
-                Injection::ReleasedOnLine { stop, stand_ms },
-                vec![label(AlertKind::ReleasedPieceMoved, mover, vec![stop, to], "on_line")],
-            ))
-        }
-        7 => {
-            let Move::Normal { role, from, capture: None, to, promotion: None } = m else { return None };
-            if matches!(role, Role::Pawn | Role::King) {
-                return None;
-            }
-            let others: Vec<Square> = legals
-                .iter()
-                .filter(|l| l.from() == Some(from) && l.capture().is_none() && l.to() != to)
-                .map(|l| l.to())
-                .filter(|&sq| !attacks::aligned(from, to, sq))
-                .collect();
-            let stop = *pick(rng, &others)?;
-            let stand_ms = rng.range(800, 2000);
-            Some((
-                Injection::ReleasedElsewhere { stop, stand_ms },
-                vec![label(AlertKind::ReleasedPieceMoved, mover, vec![stop, to], "other_square")],
-            ))
-        }
-        8 if clock => {
-            let Move::Normal { promotion: Some(Role::Queen), to, .. } = m else { return None };
-            let mut labels = vec![label(AlertKind::PawnNotReplaced, mover, vec![to], "pawn_pressed")];
-            if stands {
-                // In rapid and blitz the pawn on its last rank after a
-                // completed move is also an irregular position (A.5.4).
-                labels.push(label(AlertKind::IrregularPosition, mover, Vec::new(), "pawn_pressed"));
-            }
-            Some((Injection::PawnNotReplaced, labels))
-        }
+        (AlertKind::DisplacedPiece, _) => displaced(place, rng),
+        (AlertKind::ReleasedPieceMoved, Way::OnItsLine) => released_on_line(place, rng),
+        (AlertKind::ReleasedPieceMoved, _) => released_elsewhere(place, rng),
+        (AlertKind::PawnNotReplaced, _) if place.clock => pawn_not_replaced(place),
         _ => None,
     }
+}
+
+/// 4.3.1: an own piece that could move is lifted and put back, then
+/// another moves.
+fn touched_own(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let mover = place.mover();
+    let own: Vec<Square> = (place.pos.board().by_color(mover) & !place.moved)
+        .into_iter()
+        .filter(|&sq| place.legals.iter().any(|l| l.from() == Some(sq)))
+        .collect();
+    let square = *pick(rng, &own)?;
+    let short = rng.chance(0.4);
+    let hold_ms = if short { rng.range(300, 500) } else { rng.range(600, 2000) };
+    let variant = if short { "short_touch" } else { "touch" };
+    Some((
+        Injection::TouchOwn { square, hold_ms },
+        vec![place.label(AlertKind::TouchedOwnPiece, mover, vec![square], variant)],
+    ))
+}
+
+/// 4.3.2: an opponent's piece that could be captured is lifted and put
+/// back, then not captured.
+fn touched_opponent(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let theirs: Vec<Square> = place.capturable.into_iter().filter(|&sq| Some(sq) != victim(&place.m)).collect();
+    let square = *pick(rng, &theirs)?;
+    let hold_ms = rng.range(300, 1500);
+    Some((
+        Injection::TouchOpponent { square, hold_ms },
+        vec![place.label(AlertKind::TouchedOpponentPiece, place.mover(), vec![square], "touch")],
+    ))
+}
+
+/// 4.4.2: castling begun with the rook.
+fn rook_before_king(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let mover = place.mover();
+    let Move::Castle { king, rook } = place.m else { return None };
+    let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
+    // Only the usual castling, where king and rook both move and
+    // neither lands where the other stood.
+    if place.game.chess960 || king == side.king_to(mover) || rook == side.rook_to(mover) || side.king_to(mover) == rook
+    {
+        return None;
+    }
+    let rook_down_first = rng.chance(0.6);
+    let lead_ms = rng.range(500, 1500);
+    let variant = if rook_down_first { "rook_put_down_first" } else { "rook_in_hand" };
+    Some((
+        Injection::RookBeforeKing { rook_down_first, lead_ms },
+        vec![place.label(AlertKind::RookBeforeKing, mover, vec![rook, king], variant)],
+    ))
+}
+
+/// 7.5.1: the piece goes to a square it cannot reach and the clock is
+/// pressed.
+fn illegal_move(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let Move::Normal { role, from, .. } = place.m else { return None };
+    let reach: Bitboard = place.legals.iter().filter(|l| l.from() == Some(from)).map(|l| l.to()).collect();
+    let near: Vec<Square> = (!place.pos.board().occupied() & !reach)
+        .into_iter()
+        .filter(|&sq| sq.distance(from) <= 2 && sq != from)
+        .filter(|&sq| role != Role::Pawn || !matches!(sq.rank(), shakmaty::Rank::First | shakmaty::Rank::Eighth))
+        // A king on a centre square could be half of the result
+        // gesture, which the daemon waits for.
+        .filter(|&sq| role != Role::King || !matches!(sq, Square::D4 | Square::E4 | Square::D5 | Square::E5))
+        .collect();
+    let to = *pick(rng, &near)?;
+    let restore_first = rng.chance(0.5);
+    let variant = if restore_first { "restored_then_pressed_back" } else { "pressed_back_then_restored" };
+    Some((
+        Injection::IllegalMove { to, restore_first },
+        vec![place.label(AlertKind::IllegalMove, place.mover(), vec![from, to], variant)],
+    ))
+}
+
+/// 7.4.1: a piece of the side not to move is lifted and put back.
+fn displaced(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let mover = place.mover();
+    // The piece just moved may still be adjusted by its mover when
+    // the move is not completed by a clock.
+    let last = place.ply.checked_sub(1).map(|p| place.game.moves[p].to());
+    let theirs: Vec<Square> =
+        (place.pos.board().by_color(!mover) & !place.capturable).into_iter().filter(|&sq| Some(sq) != last).collect();
+    let square = *pick(rng, &theirs)?;
+    let hold_ms = rng.range(1000, 2500);
+    let variant = if place.clock { "lifted_and_put_back" } else { "lifted_and_put_back_no_clock" };
+    Some((
+        Injection::Displaced { square, hold_ms },
+        vec![place.label(AlertKind::DisplacedPiece, !mover, vec![square], variant)],
+    ))
+}
+
+/// 4.7: a line piece put down on its way, then moved on.
+fn released_on_line(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let Move::Normal { role, from, capture: None, to, promotion: None } = place.m else { return None };
+    let line =
+        matches!(role, Role::Bishop | Role::Rook | Role::Queen) || (role == Role::Pawn && from.distance(to) == 2);
+    let path: Vec<Square> = attacks::between(from, to).into_iter().collect();
+    if !line {
+        return None;
+    }
+    let stop = *pick(rng, &path)?;
+    let stand_ms = rng.range(1300, 2500);
+    Some((
+        Injection::ReleasedOnLine { stop, stand_ms },
+        vec![place.label(AlertKind::ReleasedPieceMoved, place.mover(), vec![stop, to], "on_line")],
+    ))
+}
+
+/// 4.7: a piece put down on another square it could reach, then moved on.
+fn released_elsewhere(place: &Place<'_>, rng: &mut Rng) -> Option<(Injection, Vec<Label>)> {
+    let Move::Normal { role, from, capture: None, to, promotion: None } = place.m else { return None };
+    if matches!(role, Role::Pawn | Role::King) {
+        return None;
+    }
+    let others: Vec<Square> = place
+        .legals
+        .iter()
+        .filter(|l| l.from() == Some(from) && l.capture().is_none() && l.to() != to)
+        .map(|l| l.to())
+        .filter(|&sq| !attacks::aligned(from, to, sq))
+        .collect();
+    let stop = *pick(rng, &others)?;
+    let stand_ms = rng.range(800, 2000);
+    Some((
+        Injection::ReleasedElsewhere { stop, stand_ms },
+        vec![place.label(AlertKind::ReleasedPieceMoved, place.mover(), vec![stop, to], "other_square")],
+    ))
+}
+
+/// 7.5.2: a promotion pressed with the pawn left on the last rank.
+fn pawn_not_replaced(place: &Place<'_>) -> Option<(Injection, Vec<Label>)> {
+    let Move::Normal { promotion: Some(Role::Queen), to, .. } = place.m else { return None };
+    let mover = place.mover();
+    let mut labels = vec![place.label(AlertKind::PawnNotReplaced, mover, vec![to], "pawn_pressed")];
+    if place.stands {
+        // In rapid and blitz the pawn on its last rank after a
+        // completed move is also an irregular position (A.5.4).
+        labels.push(place.label(AlertKind::IrregularPosition, mover, Vec::new(), "pawn_pressed"));
+    }
+    Some((Injection::PawnNotReplaced, labels))
 }
 
 fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> Option<&'a T> {

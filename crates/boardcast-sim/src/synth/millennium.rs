@@ -154,6 +154,7 @@ fn reports(events: &[(Timestamp, SensorEvent)], form: MillenniumForm) -> Vec<(Ti
 
 #[cfg(test)]
 mod tests {
+    use boardcast_core::protocol::BoardDecoder;
     use shakmaty::Color;
 
     use super::*;
@@ -206,7 +207,7 @@ mod tests {
         let events = vec![(ms(0), SensorEvent::Board(Box::new(start()))), square(3000, Square::G1, Cell::Empty)];
         let mut rng = Rng::new(7);
         let form = MillenniumForm { split: 1.0, noise: 1.0, ..MillenniumForm::linked() };
-        let text = millennium_capture(&CaptureHeader::new(Protocol::Millennium, "b"), &events, form, &mut rng);
+        let text = millennium_capture(&CaptureHeader::new(Protocol::MILLENNIUM, "b"), &events, form, &mut rng);
         let capture = read_capture(&text).unwrap();
         assert!(capture.error.is_none());
         let mut decoder = MillenniumDecoder::new();

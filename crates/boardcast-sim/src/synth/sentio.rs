@@ -7,6 +7,7 @@ use super::{
     ReportForm, Rng,
     certabo::{Reporting, reports_capture},
 };
+use crate::board::SimulatedBoard;
 use crate::board::sentio::SentioSim;
 use boardcast_core::{
     capture::CaptureHeader,

@@ -20,10 +20,10 @@ use std::{collections::VecDeque, time::Duration};
 use shakmaty::{Bitboard, Square};
 
 use super::line::{Leds, RGB_LEDS};
-use crate::protocol::BoardLink;
+use crate::protocol::{BoardLink, Leds as LedControl};
 use crate::{
     protocol::{
-        BoardInfo, Decoded, Lights, Protocol,
+        BoardInfo, Decoded, Lights,
         link::{
             settings::{LinkConfig, LinkEvent},
             watchdog::{Watch, Watchdog},
@@ -39,7 +39,9 @@ pub(crate) const BLINK: Duration = Duration::from_millis(500);
 /// The host side of one streaming board connection.
 #[derive(Clone, Debug)]
 pub struct StreamLink {
-    protocol: Protocol,
+    /// Whether the board has LEDs (a Certabo board; not an occupancy board
+    /// in the Sentio format).
+    has_leds: bool,
     config: LinkConfig,
     connected: bool,
     /// Notices a board that went quiet (it streams: it is never asked).
@@ -63,10 +65,10 @@ pub struct StreamLink {
 }
 
 impl StreamLink {
-    /// A link that is not connected yet.
-    pub fn new(protocol: Protocol, config: LinkConfig) -> Self {
+    /// A link that is not connected yet, to a board with LEDs or without.
+    pub fn new(has_leds: bool, config: LinkConfig) -> Self {
         Self {
-            protocol,
+            has_leds,
             config,
             connected: false,
             watchdog: Watchdog::new(false),
@@ -81,113 +83,6 @@ impl StreamLink {
         }
     }
 
-    /// The port is open. Nothing is sent: the board streams by itself.
-    pub fn handle_connected(&mut self, now: Timestamp) {
-        self.connected = true;
-        self.watchdog.handle_rx(now);
-        self.identified = false;
-        // A board comes up dark; lights already wanted are sent again.
-        self.sent = Some(frame(self.leds, &Lights::default(), false));
-        if !self.lights.blinking.is_empty() {
-            self.blink_on = true;
-            self.next_blink = Some(now + BLINK);
-            self.blink_started = false;
-        }
-    }
-
-    /// The port closed.
-    pub fn handle_disconnected(&mut self) {
-        self.connected = false;
-    }
-
-    /// Bytes arrived.
-    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
-        self.watchdog.handle_rx(now);
-        self.time_seen(now);
-    }
-
-    /// The decoder made sense of something, or reported lost bytes.
-    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
-        self.time_seen(now);
-        match decoded {
-            Decoded::Sensor(SensorEvent::Board(_)) if !self.identified => {
-                // A streaming board does not say who it is; a report it
-                // sends is all there is to know.
-                self.identified = true;
-                self.events.push_back(LinkEvent::Identified { serial: None, version: None });
-            }
-            Decoded::Info(BoardInfo::Trademark(text)) if text == RGB_LEDS => self.leds = Leds::Rgb,
-            _ => {}
-        }
-    }
-
-    /// Acts on deadlines that have come.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
-        if !self.connected {
-            return;
-        }
-        self.time_seen(now);
-        if self.watchdog.handle_timeout(now, &self.config) == Some(Watch::Silent) {
-            self.events.push_back(LinkEvent::Silent);
-        }
-        if let Some(at) = self.next_blink
-            && at <= now
-        {
-            self.blink_on = !self.blink_on;
-            self.next_blink = Some(now + BLINK);
-        }
-    }
-
-    /// The next bytes to send (an LED frame), if any.
-    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        if !self.connected || !self.has_leds() {
-            return None;
-        }
-        self.time_seen(now);
-        let frame = frame(self.leds, &self.lights, self.blink_on);
-        if self.sent.as_ref() == Some(&frame) {
-            return None;
-        }
-        self.sent = Some(frame.clone());
-        Some(frame)
-    }
-
-    /// When to call [`StreamLink::handle_timeout`] next.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
-        if !self.connected {
-            return None;
-        }
-        let silence = self.watchdog.poll_timeout(&self.config);
-        Some(self.next_blink.map_or(silence, |blink| blink.min(silence)))
-    }
-
-    /// The next thing to report.
-    pub fn poll_event(&mut self) -> Option<LinkEvent> {
-        self.events.pop_front()
-    }
-
-    /// What the board's LEDs should show (in the board's orientation).
-    /// Blinking starts lit, so that a square to put right shows at once.
-    pub fn show(&mut self, lights: &Lights) {
-        if !self.has_leds() || *lights == self.lights {
-            return;
-        }
-        let started = self.lights.blinking.is_empty() && !lights.blinking.is_empty();
-        self.lights = *lights;
-        if lights.blinking.is_empty() {
-            self.next_blink = None;
-            self.blink_started = false;
-            self.blink_on = true;
-        } else if started {
-            // `show` is called without the time; the first toggle is set
-            // half a second after the next time the link gets (within a
-            // report's interval), never in the past.
-            self.blink_on = true;
-            self.next_blink = None;
-            self.blink_started = true;
-        }
-    }
-
     fn time_seen(&mut self, now: Timestamp) {
         if self.blink_started {
             self.blink_started = false;
@@ -195,8 +90,8 @@ impl StreamLink {
         }
     }
 
-    fn has_leds(&self) -> bool {
-        self.protocol == Protocol::Certabo
+    const fn has_leds(&self) -> bool {
+        self.has_leds
     }
 }
 
@@ -250,41 +145,120 @@ fn corners(square: Square) -> [usize; 4] {
     [row * 9 + col, row * 9 + col + 1, (row + 1) * 9 + col, (row + 1) * 9 + col + 1]
 }
 
+impl LedControl for StreamLink {
+    /// What the board's LEDs should show (in the board's orientation).
+    /// Blinking starts lit, so that a square to put right shows at once.
+    fn show(&mut self, lights: &Lights) {
+        if !self.has_leds() || *lights == self.lights {
+            return;
+        }
+        let started = self.lights.blinking.is_empty() && !lights.blinking.is_empty();
+        self.lights = *lights;
+        if lights.blinking.is_empty() {
+            self.next_blink = None;
+            self.blink_started = false;
+            self.blink_on = true;
+        } else if started {
+            // `show` is called without the time; the first toggle is set
+            // half a second after the next time the link gets (within a
+            // report's interval), never in the past.
+            self.blink_on = true;
+            self.next_blink = None;
+            self.blink_started = true;
+        }
+    }
+}
+
 impl BoardLink for StreamLink {
+    /// A Certabo board has LEDs; an occupancy board in the Sentio format
+    /// has none.
+    fn leds_mut(&mut self) -> Option<&mut dyn LedControl> {
+        if self.has_leds() { Some(self) } else { None }
+    }
+
+    /// The port is open. Nothing is sent: the board streams by itself.
     fn handle_connected(&mut self, now: Timestamp) {
-        Self::handle_connected(self, now);
+        self.connected = true;
+        self.watchdog.handle_rx(now);
+        self.identified = false;
+        // A board comes up dark; lights already wanted are sent again.
+        self.sent = Some(frame(self.leds, &Lights::default(), false));
+        if !self.lights.blinking.is_empty() {
+            self.blink_on = true;
+            self.next_blink = Some(now + BLINK);
+            self.blink_started = false;
+        }
     }
 
+    /// The port closed.
     fn handle_disconnected(&mut self) {
-        Self::handle_disconnected(self);
+        self.connected = false;
     }
 
+    /// Bytes arrived.
     fn handle_rx(&mut self, now: Timestamp) {
-        Self::handle_rx(self, now);
+        self.watchdog.handle_rx(now);
+        self.time_seen(now);
     }
 
+    /// The decoder made sense of something, or reported lost bytes.
     fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
-        Self::handle_decoded(self, now, decoded);
+        self.time_seen(now);
+        match decoded {
+            Decoded::Sensor(SensorEvent::Board(_)) if !self.identified => {
+                // A streaming board does not say who it is; a report it
+                // sends is all there is to know.
+                self.identified = true;
+                self.events.push_back(LinkEvent::Identified { serial: None, version: None });
+            }
+            Decoded::Info(BoardInfo::Trademark(text)) if text == RGB_LEDS => self.leds = Leds::Rgb,
+            _ => {}
+        }
     }
 
+    /// Acts on deadlines that have come.
     fn handle_timeout(&mut self, now: Timestamp) {
-        Self::handle_timeout(self, now);
+        if !self.connected {
+            return;
+        }
+        self.time_seen(now);
+        if self.watchdog.handle_timeout(now, &self.config) == Some(Watch::Silent) {
+            self.events.push_back(LinkEvent::Silent);
+        }
+        if let Some(at) = self.next_blink
+            && at <= now
+        {
+            self.blink_on = !self.blink_on;
+            self.next_blink = Some(now + BLINK);
+        }
     }
 
+    /// The next bytes to send (an LED frame), if any.
     fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        Self::poll_transmit(self, now)
+        if !self.connected || !self.has_leds() {
+            return None;
+        }
+        self.time_seen(now);
+        let frame = frame(self.leds, &self.lights, self.blink_on);
+        if self.sent.as_ref() == Some(&frame) {
+            return None;
+        }
+        self.sent = Some(frame.clone());
+        Some(frame)
     }
 
+    /// When to call [`StreamLink::handle_timeout`] next.
     fn poll_timeout(&self) -> Option<Timestamp> {
-        Self::poll_timeout(self)
+        if !self.connected {
+            return None;
+        }
+        let silence = self.watchdog.poll_timeout(&self.config);
+        Some(self.next_blink.map_or(silence, |blink| blink.min(silence)))
     }
 
+    /// The next thing to report.
     fn poll_event(&mut self) -> Option<LinkEvent> {
-        Self::poll_event(self)
-    }
-
-    fn show(&mut self, lights: &crate::protocol::Lights) {
-        Self::show(self, lights);
+        self.events.pop_front()
     }
 }
 
@@ -310,7 +284,7 @@ mod tests {
 
     #[test]
     fn sends_nothing_at_connection_and_reports_a_board_that_stops_streaming() {
-        let mut link = StreamLink::new(Protocol::Certabo, LinkConfig::default());
+        let mut link = StreamLink::new(true, LinkConfig::default());
         link.handle_connected(ms(0));
         assert_eq!(sent(&mut link, ms(0)), Vec::<Vec<u8>>::new());
         link.handle_rx(ms(100));
@@ -328,7 +302,7 @@ mod tests {
 
     #[test]
     fn lights_squares_with_the_classic_frame_only_when_they_change() {
-        let mut link = StreamLink::new(Protocol::Certabo, LinkConfig::default());
+        let mut link = StreamLink::new(true, LinkConfig::default());
         link.handle_connected(ms(0));
         let lights = Lights { steady: squares(&[Square::D2, Square::D4]), blinking: Bitboard::EMPTY };
         link.show(&lights);
@@ -347,7 +321,7 @@ mod tests {
 
     #[test]
     fn blinks_squares_to_put_right() {
-        let mut link = StreamLink::new(Protocol::Certabo, LinkConfig::default());
+        let mut link = StreamLink::new(true, LinkConfig::default());
         link.handle_connected(ms(0));
         link.handle_rx(ms(1000));
         link.show(&Lights { steady: squares(&[Square::E2]), blinking: squares(&[Square::E4]) });
@@ -364,7 +338,7 @@ mod tests {
 
     #[test]
     fn uses_rgb_frames_once_the_board_announces_rgb_leds() {
-        let mut link = StreamLink::new(Protocol::Certabo, LinkConfig::default());
+        let mut link = StreamLink::new(true, LinkConfig::default());
         link.handle_connected(ms(0));
         link.handle_decoded(ms(0), &Decoded::Info(BoardInfo::Trademark(RGB_LEDS.into())));
         link.show(&Lights { steady: squares(&[Square::A8]), blinking: squares(&[Square::H1]) });
@@ -383,7 +357,7 @@ mod tests {
 
     #[test]
     fn a_sentio_board_gets_no_led_frames() {
-        let mut link = StreamLink::new(Protocol::Sentio, LinkConfig::default());
+        let mut link = StreamLink::new(false, LinkConfig::default());
         link.handle_connected(ms(0));
         link.show(&Lights { steady: squares(&[Square::E4]), blinking: squares(&[Square::E5]) });
         assert_eq!(sent(&mut link, ms(10)), Vec::<Vec<u8>>::new());

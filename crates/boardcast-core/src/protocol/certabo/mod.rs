@@ -24,7 +24,7 @@ use self::{
     calibration::{EMPTY, Tags, square_of},
     line::{Leds, Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
 };
-use super::{BoardDecoder, Family, Protocol};
+use super::{BoardDecoder, Calibrated, Family, Features, Probe, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -124,32 +124,6 @@ impl CertaboDecoder {
     /// The LED hardware the board announced, if it did.
     pub fn leds(&self) -> Option<Leds> {
         self.leds
-    }
-
-    /// Takes bytes received from the board.
-    pub fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.lines.push(bytes);
-    }
-
-    /// The next decoded item, or `None` when more bytes are needed.
-    pub fn poll_decoded(&mut self) -> Option<Decoded> {
-        loop {
-            if let Some(decoded) = self.out.pop_front() {
-                return Some(decoded);
-            }
-            let line = self.lines.next_line()?;
-            self.handle_line(line);
-        }
-    }
-
-    /// Ends the stream, reporting a line left unfinished. The next report
-    /// (a board plugged back in) is compared with nothing before it: it is
-    /// taken as read and reported whole.
-    pub fn finish(&mut self) -> Option<Decoded> {
-        self.pending = None;
-        self.shown = None;
-        let len = self.lines.flush()?;
-        Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: line::CUT_OFF }))
     }
 
     fn handle_line(&mut self, line: Line) {
@@ -296,28 +270,63 @@ fn despike(calibration: &Calibration, before: &Tags, middle: &Tags, after: &Tags
 
 /// The family of Certabo RFID boards.
 pub const FAMILY: Family = Family {
-    protocol: Protocol::Certabo,
     name: "certabo",
+    title: "Certabo board (RFID)",
     baud: 38_400,
     identifies_pieces: true,
     answers_board_request: false,
+    features: Features { lights: true, clock_text: false, calibration: true },
+    probe: Probe {
+        // A Certabo board streams its reports by itself: a line of tags is
+        // the answer (a Sentio line is a problem to this decoder).
+        ask: Vec::new,
+        answers: |decoded| matches!(decoded, Decoded::Sensor(_)),
+        tells_serial: false,
+        tells_version: false,
+        rank: 0,
+    },
     decoder: || Box::new(CertaboDecoder::new()),
-    link: |config| Box::new(link::StreamLink::new(Protocol::Certabo, config)),
+    link: |config| Box::new(link::StreamLink::new(true, config)),
 };
 
+impl Protocol {
+    /// Raw bytes of a Certabo (RFID) board.
+    pub const CERTABO: Self = Self::of(&FAMILY);
+}
+
 impl BoardDecoder for CertaboDecoder {
+    /// Takes bytes received from the board.
     fn handle_bytes(&mut self, bytes: &[u8]) {
-        Self::handle_bytes(self, bytes);
+        self.lines.push(bytes);
     }
 
+    /// The next decoded item, or `None` when more bytes are needed.
     fn poll_decoded(&mut self) -> Option<Decoded> {
-        Self::poll_decoded(self)
+        loop {
+            if let Some(decoded) = self.out.pop_front() {
+                return Some(decoded);
+            }
+            let line = self.lines.next_line()?;
+            self.handle_line(line);
+        }
     }
 
+    /// Ends the stream, reporting a line left unfinished. The next report
+    /// (a board plugged back in) is compared with nothing before it: it is
+    /// taken as read and reported whole.
     fn finish(&mut self) -> Option<Decoded> {
-        Self::finish(self)
+        self.pending = None;
+        self.shown = None;
+        let len = self.lines.flush()?;
+        Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: line::CUT_OFF }))
     }
 
+    fn calibration_mut(&mut self) -> Option<&mut dyn Calibrated> {
+        Some(self)
+    }
+}
+
+impl Calibrated for CertaboDecoder {
     fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
         Self::set_calibration(self, Calibration::from_entries(entries)?);
         Ok(())

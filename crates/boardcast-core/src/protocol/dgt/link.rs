@@ -22,12 +22,12 @@ use super::{
     command::{ClockText, Command},
     display::{ClockDisplayMode, ClockDisplaySettings, ClockModel, ClockTextDisplay},
 };
-use crate::protocol::BoardLink;
 use crate::protocol::link::{
     retry::BoardRequest,
     settings::{LinkConfig, LinkEvent},
     watchdog::{Watch, Watchdog},
 };
+use crate::protocol::{BoardLink, ClockMessages};
 use crate::{
     protocol::{BoardInfo, DecodeProblem, Decoded},
     time::Timestamp,
@@ -63,8 +63,43 @@ impl DgtLink {
         Self { config, ..Self::default() }
     }
 
+    /// Queues a command for the clock (sent when the clock is free).
+    pub fn send_clock_command(&mut self, command: Command) {
+        self.clock_queue.push_back(command);
+    }
+
+    /// The next command to send, if any.
+    pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+        if !self.connected {
+            return None;
+        }
+        if let Some(command) = self.outgoing.pop_front() {
+            return Some(command);
+        }
+        self.clock_queue.extend(std::iter::from_fn(|| self.display.poll_command()));
+        if self.clock_pending.is_none()
+            && let Some(command) = self.clock_queue.pop_front()
+        {
+            self.clock_pending = Some((command, now, 1));
+            return Some(command);
+        }
+        None
+    }
+
+    /// The board's serial number, once it told.
+    pub fn serial(&self) -> Option<&str> {
+        self.serial.as_deref()
+    }
+
+    /// The board's firmware version, once it told.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+}
+
+impl BoardLink for DgtLink {
     /// The port is open: queue the start-up sequence.
-    pub fn handle_connected(&mut self, now: Timestamp) {
+    fn handle_connected(&mut self, now: Timestamp) {
         self.connected = true;
         self.watchdog.handle_rx(now);
         self.outgoing.clear();
@@ -79,31 +114,20 @@ impl DgtLink {
         self.display.handle_connected();
     }
 
-    /// What the clock shows besides the times.
-    pub fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
-        self.display.set_settings(settings);
-    }
-
-    /// Shows `text` on a DGT 3000 for a moment, if the display's rule
-    /// allows (see [`super::display`]); returns whether it will be shown.
-    pub fn show_text(&mut self, now: Timestamp, text: ClockText) -> bool {
-        self.display.show(now, text)
-    }
-
     /// The port closed.
-    pub fn handle_disconnected(&mut self) {
+    fn handle_disconnected(&mut self) {
         self.connected = false;
         self.outgoing.clear();
         self.clock_pending = None;
     }
 
     /// Bytes arrived (whatever they mean).
-    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
+    fn handle_rx(&mut self, now: Timestamp) {
         self.watchdog.handle_rx(now);
     }
 
     /// The decoder made sense of something, or reported lost bytes.
-    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
         let model = self.display.model();
         self.display.handle_decoded(decoded);
         if model != ClockModel::Other
@@ -140,23 +164,8 @@ impl DgtLink {
         }
     }
 
-    /// The reconstructor is about to blame a player on the picture it has
-    /// (a press without a move, a board out of sync): ask for the whole
-    /// board first, so that a field update lost on the line is not taken
-    /// for the player's doing.
-    pub(crate) fn request_board(&mut self, now: Timestamp) {
-        if self.dump.before_blame(now) {
-            self.outgoing.push_back(Command::SendBoard);
-        }
-    }
-
-    /// Queues a command for the clock (sent when the clock is free).
-    pub fn send_clock_command(&mut self, command: Command) {
-        self.clock_queue.push_back(command);
-    }
-
     /// Acts on deadlines that have come.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
+    fn handle_timeout(&mut self, now: Timestamp) {
         if !self.connected {
             return;
         }
@@ -182,26 +191,12 @@ impl DgtLink {
         }
     }
 
-    /// The next command to send, if any.
-    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Command> {
-        if !self.connected {
-            return None;
-        }
-        if let Some(command) = self.outgoing.pop_front() {
-            return Some(command);
-        }
-        self.clock_queue.extend(std::iter::from_fn(|| self.display.poll_command()));
-        if self.clock_pending.is_none()
-            && let Some(command) = self.clock_queue.pop_front()
-        {
-            self.clock_pending = Some((command, now, 1));
-            return Some(command);
-        }
-        None
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        self.poll_command(now).map(Command::bytes)
     }
 
     /// When to call [`DgtLink::handle_timeout`] next.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    fn poll_timeout(&self) -> Option<Timestamp> {
         if !self.connected {
             return None;
         }
@@ -213,72 +208,37 @@ impl DgtLink {
     }
 
     /// The next thing to report, if any.
-    pub fn poll_event(&mut self) -> Option<LinkEvent> {
+    fn poll_event(&mut self) -> Option<LinkEvent> {
         self.events.pop_front()
     }
 
-    /// The board's serial number, once it told.
-    pub fn serial(&self) -> Option<&str> {
-        self.serial.as_deref()
+    /// The reconstructor is about to blame a player on the picture it has
+    /// (a press without a move, a board out of sync): ask for the whole
+    /// board first, so that a field update lost on the line is not taken
+    /// for the player's doing.
+    fn request_board(&mut self, now: Timestamp) {
+        if self.dump.before_blame(now) {
+            self.outgoing.push_back(Command::SendBoard);
+        }
     }
 
-    /// The board's firmware version, once it told.
-    pub fn version(&self) -> Option<&str> {
-        self.version.as_deref()
+    /// A DGT board's clock may be a DGT 3000, which shows text (a DGT XL
+    /// shows none: the link says so when it learns which it is).
+    fn clock_mut(&mut self) -> Option<&mut dyn ClockMessages> {
+        Some(self)
     }
-
-    /// What the board's lights should show (a DGT board has none; the
-    /// Revelation II's are not driven yet).
-    pub fn show(&mut self, _lights: &crate::protocol::Lights) {}
 }
 
-impl BoardLink for DgtLink {
-    fn handle_connected(&mut self, now: Timestamp) {
-        Self::handle_connected(self, now);
-    }
-
-    fn handle_disconnected(&mut self) {
-        Self::handle_disconnected(self);
-    }
-
-    fn handle_rx(&mut self, now: Timestamp) {
-        Self::handle_rx(self, now);
-    }
-
-    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
-        Self::handle_decoded(self, now, decoded);
-    }
-
-    fn handle_timeout(&mut self, now: Timestamp) {
-        Self::handle_timeout(self, now);
-    }
-
-    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        Self::poll_transmit(self, now).map(Command::bytes)
-    }
-
-    fn poll_timeout(&self) -> Option<Timestamp> {
-        Self::poll_timeout(self)
-    }
-
-    fn poll_event(&mut self) -> Option<LinkEvent> {
-        Self::poll_event(self)
-    }
-
-    fn show(&mut self, lights: &crate::protocol::Lights) {
-        Self::show(self, lights);
-    }
-
-    fn request_board(&mut self, now: Timestamp) {
-        Self::request_board(self, now);
-    }
-
+impl ClockMessages for DgtLink {
+    /// What the clock shows besides the times.
     fn set_clock_display(&mut self, settings: ClockDisplaySettings) {
-        Self::set_clock_display(self, settings);
+        self.display.set_settings(settings);
     }
 
+    /// Shows `text` on a DGT 3000 for a moment, if the display's rule
+    /// allows (see [`super::display`]); returns whether it will be shown.
     fn show_text(&mut self, now: Timestamp, text: ClockText) -> bool {
-        Self::show_text(self, now, text)
+        self.display.show(now, text)
     }
 }
 
@@ -291,7 +251,7 @@ mod tests {
     }
 
     fn sent(link: &mut DgtLink, now: Timestamp) -> Vec<Command> {
-        std::iter::from_fn(|| link.poll_transmit(now)).collect()
+        std::iter::from_fn(|| link.poll_command(now)).collect()
     }
 
     #[test]

@@ -23,7 +23,7 @@ use self::{
     frame::{Framed, Framer},
     message::Message,
 };
-use super::{BoardDecoder, Family, Protocol};
+use super::{BoardDecoder, Family, Features, Probe, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::SensorEvent;
 
@@ -38,43 +38,6 @@ impl DgtDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Takes bytes received from the board.
-    pub fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.framer.push(bytes);
-    }
-
-    /// The next decoded item, or `None` when more bytes are needed.
-    pub fn poll_decoded(&mut self) -> Option<Decoded> {
-        loop {
-            let frame = match self.framer.next_item()? {
-                Framed::Frame(frame) => frame,
-                Framed::Garbage { len, reason } => {
-                    return Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: reason.describe() }));
-                }
-            };
-            let message = match Message::parse(&frame) {
-                Ok(message) => message,
-                Err(error) => {
-                    return Some(Decoded::Problem(DecodeProblem::BadMessage(error.to_string())));
-                }
-            };
-            if let Some(decoded) = decoded(message) {
-                return Some(decoded);
-            }
-        }
-    }
-
-    /// Ends the stream: whatever is buffered is reported as a cut-off
-    /// message (a board unplugged mid-message, or the end of a capture).
-    pub fn finish(&mut self) -> Option<Decoded> {
-        self.framer.flush().map(|item| match item {
-            Framed::Garbage { len, reason } => {
-                Decoded::Problem(DecodeProblem::Garbage { len, reason: reason.describe() })
-            }
-            Framed::Frame(_) => unreachable!("flush only reports garbage"),
-        })
     }
 }
 
@@ -97,26 +60,65 @@ fn decoded(message: Message) -> Option<Decoded> {
 
 /// The family of DGT e-boards.
 pub const FAMILY: Family = Family {
-    protocol: Protocol::Dgt,
     name: "dgt",
+    title: "DGT board",
     baud: 9600,
     identifies_pieces: true,
     answers_board_request: true,
+    features: Features { lights: false, clock_text: true, calibration: false },
+    probe: Probe {
+        // The version and serial number: asking changes nothing on a board.
+        ask: || [command::Command::SendVersion.bytes(), command::Command::SendSerialNumber.bytes()].concat(),
+        answers: |decoded| matches!(decoded, Decoded::Info(BoardInfo::Serial(_) | BoardInfo::Version(_))),
+        tells_serial: true,
+        tells_version: true,
+        rank: 2,
+    },
     decoder: || Box::new(DgtDecoder::new()),
     link: |config| Box::new(link::DgtLink::new(config)),
 };
 
+impl Protocol {
+    /// Raw bytes of a DGT board.
+    pub const DGT: Self = Self::of(&FAMILY);
+}
+
 impl BoardDecoder for DgtDecoder {
+    /// Takes bytes received from the board.
     fn handle_bytes(&mut self, bytes: &[u8]) {
-        Self::handle_bytes(self, bytes);
+        self.framer.push(bytes);
     }
 
+    /// The next decoded item, or `None` when more bytes are needed.
     fn poll_decoded(&mut self) -> Option<Decoded> {
-        Self::poll_decoded(self)
+        loop {
+            let frame = match self.framer.next_item()? {
+                Framed::Frame(frame) => frame,
+                Framed::Garbage { len, reason } => {
+                    return Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: reason.describe() }));
+                }
+            };
+            let message = match Message::parse(&frame) {
+                Ok(message) => message,
+                Err(error) => {
+                    return Some(Decoded::Problem(DecodeProblem::BadMessage(error.to_string())));
+                }
+            };
+            if let Some(decoded) = decoded(message) {
+                return Some(decoded);
+            }
+        }
     }
 
+    /// Ends the stream: whatever is buffered is reported as a cut-off
+    /// message (a board unplugged mid-message, or the end of a capture).
     fn finish(&mut self) -> Option<Decoded> {
-        Self::finish(self)
+        self.framer.flush().map(|item| match item {
+            Framed::Garbage { len, reason } => {
+                Decoded::Problem(DecodeProblem::Garbage { len, reason: reason.describe() })
+            }
+            Framed::Frame(_) => unreachable!("flush only reports garbage"),
+        })
     }
 }
 

@@ -43,7 +43,7 @@ use super::{
     command::{Command, REG_REPORTING, REPORT_ON_CHANGE},
     leds::LedPattern,
 };
-use crate::protocol::BoardLink;
+use crate::protocol::{BoardLink, Leds};
 use crate::{
     protocol::{
         BoardInfo, Decoded, Lights,
@@ -91,85 +91,6 @@ impl MillenniumLink {
         Self { config, ..Self::default() }
     }
 
-    /// The port is open: queue the start-up sequence.
-    pub fn handle_connected(&mut self, now: Timestamp) {
-        self.connected = true;
-        self.watchdog.handle_rx(now);
-        self.status.clear();
-        // Whatever the LEDs showed before is unknown: the first LED command
-        // sets them (or puts them out).
-        self.shown = None;
-        self.leds_free_at = None;
-        self.outgoing.clear();
-        self.outgoing.extend([
-            Command::SendVersion,
-            Command::WriteRegister { address: REG_REPORTING, value: REPORTING },
-            Command::SendStatus,
-        ]);
-    }
-
-    /// The port closed.
-    pub fn handle_disconnected(&mut self) {
-        self.connected = false;
-        self.outgoing.clear();
-        self.status.clear();
-    }
-
-    /// Bytes arrived (whatever they mean).
-    pub(crate) fn handle_rx(&mut self, now: Timestamp) {
-        self.watchdog.handle_rx(now);
-    }
-
-    /// The decoder made sense of something, or reported lost bytes.
-    pub(crate) fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
-        match decoded {
-            Decoded::Info(BoardInfo::Version(version)) if self.version.as_ref() != Some(version) => {
-                self.version = Some(version.clone());
-                self.events.push_back(LinkEvent::Identified { serial: None, version: Some(version.clone()) });
-            }
-            Decoded::Sensor(SensorEvent::Board(_)) => self.status.clear(),
-            // A status report may have been lost: ask for the board (once;
-            // more lost bytes before it comes need no second request).
-            // (The guard records the request: it holds only when none was
-            // waiting.)
-            Decoded::Problem(_) if self.status.after_lost_bytes(now) => {
-                self.outgoing.push_back(Command::SendStatus);
-            }
-            _ => {}
-        }
-    }
-
-    /// The reconstructor is about to blame a player on the picture it has:
-    /// ask for the board's status first.
-    pub(crate) fn request_board(&mut self, now: Timestamp) {
-        if self.status.before_blame(now) {
-            self.outgoing.push_back(Command::SendStatus);
-        }
-    }
-
-    /// Acts on deadlines that have come.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
-        if !self.connected {
-            return;
-        }
-        match self.watchdog.handle_timeout(now, &self.config) {
-            Some(Watch::Silent) => self.events.push_back(LinkEvent::Silent),
-            Some(Watch::KeepAlive) => self.outgoing.push_back(Command::SendStatus),
-            None => {}
-        }
-        if self.status.handle_timeout(now, self.config.dump_within) {
-            self.outgoing.push_back(Command::SendStatus);
-        }
-        if self.leds_free_at.is_some_and(|t| t <= now) {
-            self.leds_free_at = None;
-        }
-    }
-
-    /// The next bytes to send (parity and block check applied), if any.
-    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        self.poll_command(now).map(|command| command.encode())
-    }
-
     /// The next command to send, if any (what [`Self::poll_transmit`]
     /// encodes).
     pub(crate) fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
@@ -188,8 +109,98 @@ impl MillenniumLink {
         Some(if wanted.is_dark() { Command::PutOutLeds } else { Command::SetLeds(wanted) })
     }
 
+    /// The board's firmware version, once it told.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+}
+
+impl Leds for MillenniumLink {
+    /// What the board's LEDs should show, in the board's own orientation:
+    /// sent by [`Self::poll_transmit`] when it differs from what they show.
+    fn show(&mut self, lights: &Lights) {
+        self.lights = *lights;
+    }
+}
+
+impl BoardLink for MillenniumLink {
+    fn leds_mut(&mut self) -> Option<&mut dyn Leds> {
+        Some(self)
+    }
+
+    /// The port is open: queue the start-up sequence.
+    fn handle_connected(&mut self, now: Timestamp) {
+        self.connected = true;
+        self.watchdog.handle_rx(now);
+        self.status.clear();
+        // Whatever the LEDs showed before is unknown: the first LED command
+        // sets them (or puts them out).
+        self.shown = None;
+        self.leds_free_at = None;
+        self.outgoing.clear();
+        self.outgoing.extend([
+            Command::SendVersion,
+            Command::WriteRegister { address: REG_REPORTING, value: REPORTING },
+            Command::SendStatus,
+        ]);
+    }
+
+    /// The port closed.
+    fn handle_disconnected(&mut self) {
+        self.connected = false;
+        self.outgoing.clear();
+        self.status.clear();
+    }
+
+    /// Bytes arrived (whatever they mean).
+    fn handle_rx(&mut self, now: Timestamp) {
+        self.watchdog.handle_rx(now);
+    }
+
+    /// The decoder made sense of something, or reported lost bytes.
+    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
+        match decoded {
+            Decoded::Info(BoardInfo::Version(version)) if self.version.as_ref() != Some(version) => {
+                self.version = Some(version.clone());
+                self.events.push_back(LinkEvent::Identified { serial: None, version: Some(version.clone()) });
+            }
+            Decoded::Sensor(SensorEvent::Board(_)) => self.status.clear(),
+            // A status report may have been lost: ask for the board (once;
+            // more lost bytes before it comes need no second request).
+            // (The guard records the request: it holds only when none was
+            // waiting.)
+            Decoded::Problem(_) if self.status.after_lost_bytes(now) => {
+                self.outgoing.push_back(Command::SendStatus);
+            }
+            _ => {}
+        }
+    }
+
+    /// Acts on deadlines that have come.
+    fn handle_timeout(&mut self, now: Timestamp) {
+        if !self.connected {
+            return;
+        }
+        match self.watchdog.handle_timeout(now, &self.config) {
+            Some(Watch::Silent) => self.events.push_back(LinkEvent::Silent),
+            Some(Watch::KeepAlive) => self.outgoing.push_back(Command::SendStatus),
+            None => {}
+        }
+        if self.status.handle_timeout(now, self.config.dump_within) {
+            self.outgoing.push_back(Command::SendStatus);
+        }
+        if self.leds_free_at.is_some_and(|t| t <= now) {
+            self.leds_free_at = None;
+        }
+    }
+
+    /// The next bytes to send (parity and block check applied), if any.
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        self.poll_command(now).map(|command| command.encode())
+    }
+
     /// When to call [`MillenniumLink::handle_timeout`] next.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    fn poll_timeout(&self) -> Option<Timestamp> {
         if !self.connected {
             return None;
         }
@@ -201,61 +212,16 @@ impl MillenniumLink {
     }
 
     /// The next thing to report.
-    pub fn poll_event(&mut self) -> Option<LinkEvent> {
+    fn poll_event(&mut self) -> Option<LinkEvent> {
         self.events.pop_front()
     }
 
-    /// The board's firmware version, once it told.
-    pub fn version(&self) -> Option<&str> {
-        self.version.as_deref()
-    }
-
-    /// What the board's LEDs should show, in the board's own orientation:
-    /// sent by [`Self::poll_transmit`] when it differs from what they show.
-    pub fn show(&mut self, lights: &Lights) {
-        self.lights = *lights;
-    }
-}
-
-impl BoardLink for MillenniumLink {
-    fn handle_connected(&mut self, now: Timestamp) {
-        Self::handle_connected(self, now);
-    }
-
-    fn handle_disconnected(&mut self) {
-        Self::handle_disconnected(self);
-    }
-
-    fn handle_rx(&mut self, now: Timestamp) {
-        Self::handle_rx(self, now);
-    }
-
-    fn handle_decoded(&mut self, now: Timestamp, decoded: &Decoded) {
-        Self::handle_decoded(self, now, decoded);
-    }
-
-    fn handle_timeout(&mut self, now: Timestamp) {
-        Self::handle_timeout(self, now);
-    }
-
-    fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        Self::poll_transmit(self, now)
-    }
-
-    fn poll_timeout(&self) -> Option<Timestamp> {
-        Self::poll_timeout(self)
-    }
-
-    fn poll_event(&mut self) -> Option<LinkEvent> {
-        Self::poll_event(self)
-    }
-
-    fn show(&mut self, lights: &crate::protocol::Lights) {
-        Self::show(self, lights);
-    }
-
+    /// The reconstructor is about to blame a player on the picture it has:
+    /// ask for the board's status first.
     fn request_board(&mut self, now: Timestamp) {
-        Self::request_board(self, now);
+        if self.status.before_blame(now) {
+            self.outgoing.push_back(Command::SendStatus);
+        }
     }
 }
 

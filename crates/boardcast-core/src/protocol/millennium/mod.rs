@@ -58,7 +58,7 @@ use self::{
     frame::{Framed, Framer, Speaker},
     reply::Reply,
 };
-use super::{BoardDecoder, Family, Protocol};
+use super::{BoardDecoder, Family, Features, Probe, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -80,13 +80,55 @@ impl MillenniumDecoder {
         Self { framer: Framer::new(Speaker::Board), ..Self::default() }
     }
 
+    /// Queues what a status says: the squares it changed, then itself.
+    fn status(&mut self, picture: Box<Picture>) {
+        if let Some(last) = &self.last {
+            let changed = |sq: &Square| last.get(*sq) != picture.get(*sq);
+            let (emptied, filled): (Vec<Square>, Vec<Square>) =
+                Square::ALL.into_iter().filter(changed).partition(|&sq| picture.get(sq) == Cell::Empty);
+            for square in emptied.into_iter().chain(filled) {
+                let cell = picture.get(square);
+                self.ready.push_back(Decoded::Sensor(SensorEvent::Square { square, cell }));
+            }
+        }
+        self.last = Some(picture.as_ref().clone());
+        self.ready.push_back(Decoded::Sensor(SensorEvent::Board(picture)));
+    }
+}
+
+/// The family of Millennium ChessLink boards.
+pub const FAMILY: Family = Family {
+    name: "millennium",
+    title: "Millennium ChessLink board",
+    baud: 38_400,
+    identifies_pieces: true,
+    answers_board_request: true,
+    features: Features { lights: true, clock_text: false, calibration: false },
+    probe: Probe {
+        // The version; a board that answers with a status is one too.
+        ask: || command::Command::SendVersion.encode(),
+        answers: |decoded| matches!(decoded, Decoded::Info(BoardInfo::Version(_)) | Decoded::Sensor(_)),
+        tells_serial: false,
+        tells_version: true,
+        rank: 1,
+    },
+    decoder: || Box::new(MillenniumDecoder::new()),
+    link: |config| Box::new(link::MillenniumLink::new(config)),
+};
+
+impl Protocol {
+    /// Raw bytes of a Millennium ChessLink board.
+    pub const MILLENNIUM: Self = Self::of(&FAMILY);
+}
+
+impl BoardDecoder for MillenniumDecoder {
     /// Takes bytes received from the board.
-    pub fn handle_bytes(&mut self, bytes: &[u8]) {
+    fn handle_bytes(&mut self, bytes: &[u8]) {
         self.framer.push(bytes);
     }
 
     /// The next decoded item, or `None` when more bytes are needed.
-    pub fn poll_decoded(&mut self) -> Option<Decoded> {
+    fn poll_decoded(&mut self) -> Option<Decoded> {
         while self.ready.is_empty() {
             let frame = match self.framer.next_item()? {
                 Framed::Frame(frame) => frame,
@@ -110,7 +152,7 @@ impl MillenniumDecoder {
     /// message (a board unplugged mid-message, or the end of a capture).
     /// What the board showed is forgotten: the first status of the next
     /// connection is a whole board.
-    pub fn finish(&mut self) -> Option<Decoded> {
+    fn finish(&mut self) -> Option<Decoded> {
         self.last = None;
         match self.framer.flush()? {
             Framed::Garbage { len, reason } => {
@@ -118,46 +160,6 @@ impl MillenniumDecoder {
             }
             Framed::Frame(_) => None,
         }
-    }
-
-    /// Queues what a status says: the squares it changed, then itself.
-    fn status(&mut self, picture: Box<Picture>) {
-        if let Some(last) = &self.last {
-            let changed = |sq: &Square| last.get(*sq) != picture.get(*sq);
-            let (emptied, filled): (Vec<Square>, Vec<Square>) =
-                Square::ALL.into_iter().filter(changed).partition(|&sq| picture.get(sq) == Cell::Empty);
-            for square in emptied.into_iter().chain(filled) {
-                let cell = picture.get(square);
-                self.ready.push_back(Decoded::Sensor(SensorEvent::Square { square, cell }));
-            }
-        }
-        self.last = Some(picture.as_ref().clone());
-        self.ready.push_back(Decoded::Sensor(SensorEvent::Board(picture)));
-    }
-}
-
-/// The family of Millennium ChessLink boards.
-pub const FAMILY: Family = Family {
-    protocol: Protocol::Millennium,
-    name: "millennium",
-    baud: 38_400,
-    identifies_pieces: true,
-    answers_board_request: true,
-    decoder: || Box::new(MillenniumDecoder::new()),
-    link: |config| Box::new(link::MillenniumLink::new(config)),
-};
-
-impl BoardDecoder for MillenniumDecoder {
-    fn handle_bytes(&mut self, bytes: &[u8]) {
-        Self::handle_bytes(self, bytes);
-    }
-
-    fn poll_decoded(&mut self) -> Option<Decoded> {
-        Self::poll_decoded(self)
-    }
-
-    fn finish(&mut self) -> Option<Decoded> {
-        Self::finish(self)
     }
 }
 

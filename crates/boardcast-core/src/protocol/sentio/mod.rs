@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use shakmaty::{Bitboard, File, Rank, Square};
 
-use super::{BoardDecoder, Family, Protocol};
+use super::{BoardDecoder, Family, Features, Probe, Protocol};
 use super::{
     DecodeProblem, Decoded,
     certabo::line::{self, Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
@@ -47,30 +47,6 @@ impl SentioDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Takes bytes received from the board.
-    pub fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.lines.push(bytes);
-    }
-
-    /// The next decoded item, or `None` when more bytes are needed.
-    pub fn poll_decoded(&mut self) -> Option<Decoded> {
-        loop {
-            if let Some(decoded) = self.out.pop_front() {
-                return Some(decoded);
-            }
-            let line = self.lines.next_line()?;
-            self.handle_line(line);
-        }
-    }
-
-    /// Ends the stream, reporting a line left unfinished; the next report
-    /// is reported whole.
-    pub fn finish(&mut self) -> Option<Decoded> {
-        self.refresh = true;
-        let len = self.lines.flush()?;
-        Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: line::CUT_OFF }))
     }
 
     fn handle_line(&mut self, line: Line) {
@@ -138,26 +114,52 @@ fn picture(occupied: Bitboard) -> Picture {
 
 /// The family of occupancy-only boards (Sentio line format).
 pub const FAMILY: Family = Family {
-    protocol: Protocol::Sentio,
     name: "sentio",
+    title: "occupancy-only board (Sentio format)",
     baud: 38_400,
     identifies_pieces: false,
     answers_board_request: false,
+    features: Features { lights: false, clock_text: false, calibration: false },
+    probe: Probe {
+        // It streams by itself, like a Certabo board, in lines of eight.
+        ask: Vec::new,
+        answers: |decoded| matches!(decoded, Decoded::Sensor(_)),
+        tells_serial: false,
+        tells_version: false,
+        rank: 0,
+    },
     decoder: || Box::new(SentioDecoder::new()),
-    link: |config| Box::new(super::certabo::link::StreamLink::new(Protocol::Sentio, config)),
+    link: |config| Box::new(super::certabo::link::StreamLink::new(false, config)),
 };
 
+impl Protocol {
+    /// Raw bytes of an occupancy-only board in the Sentio line format.
+    pub const SENTIO: Self = Self::of(&FAMILY);
+}
+
 impl BoardDecoder for SentioDecoder {
+    /// Takes bytes received from the board.
     fn handle_bytes(&mut self, bytes: &[u8]) {
-        Self::handle_bytes(self, bytes);
+        self.lines.push(bytes);
     }
 
+    /// The next decoded item, or `None` when more bytes are needed.
     fn poll_decoded(&mut self) -> Option<Decoded> {
-        Self::poll_decoded(self)
+        loop {
+            if let Some(decoded) = self.out.pop_front() {
+                return Some(decoded);
+            }
+            let line = self.lines.next_line()?;
+            self.handle_line(line);
+        }
     }
 
+    /// Ends the stream, reporting a line left unfinished; the next report
+    /// is reported whole.
     fn finish(&mut self) -> Option<Decoded> {
-        Self::finish(self)
+        self.refresh = true;
+        let len = self.lines.flush()?;
+        Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: line::CUT_OFF }))
     }
 }
 

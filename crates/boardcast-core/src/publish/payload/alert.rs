@@ -5,6 +5,11 @@
 use serde::Serialize;
 
 use super::Envelope;
+use crate::{
+    alert::{Alert, Evidence, Seen},
+    publish::render::color_name,
+    sensor::{Cell, ClockReading},
+};
 
 /// `…/<board>/alerts`: the alert inside the envelope. Live tree only.
 #[derive(Clone, Debug, Serialize)]
@@ -105,4 +110,61 @@ pub enum EvidenceClock {
         /// `left`, `right` or `null`.
         running: Option<&'static str>,
     },
+}
+
+impl<'a> AlertFields<'a> {
+    /// The fields of `alert` for `board` (game `game`, `seq`): a line of the
+    /// alerts file with `board`, the payload published to arbiters without
+    /// (its envelope names the board).
+    pub fn of(alert: &'a Alert, board: Option<&'a str>, game: u32, seq: u64) -> Self {
+        Self {
+            article: alert.kind.article(),
+            kind: alert.kind.code(),
+            severity: alert.kind.severity().name(),
+            board,
+            game,
+            seq,
+            ply: alert.ply,
+            side: alert.side.map(color_name),
+            t_us: alert.t.as_micros(),
+            message: &alert.message,
+            squares: alert.squares.iter().map(ToString::to_string).collect(),
+            evidence: alert.evidence.iter().map(EvidenceFields::of).collect(),
+        }
+    }
+}
+
+/// `alert` as one JSON object: a line of the alerts file.
+pub fn alert_line(alert: &Alert, board: &str, game: u32, seq: u64) -> serde_json::Value {
+    super::to_value(&AlertFields::of(alert, Some(board), game, seq))
+}
+
+impl EvidenceFields {
+    /// An observation in the form of a capture record.
+    pub fn of(evidence: &Evidence) -> Self {
+        let t_us = evidence.t.as_micros();
+        let piece = |cell: &Cell| cell.letter().map(String::from);
+        match &evidence.seen {
+            Seen::Square { square, cell } => Self::Square { t_us, square: square.to_string(), piece: piece(cell) },
+            Seen::Clock(ClockReading::ByColor { white_ms, black_ms, running }) => Self::Clock {
+                t_us,
+                clock: EvidenceClock::ByColor {
+                    white_ms: *white_ms,
+                    black_ms: *black_ms,
+                    running: running.map(color_name),
+                },
+            },
+            Seen::Clock(ClockReading::BySide { left, right, running }) => Self::Clock {
+                t_us,
+                clock: EvidenceClock::BySide {
+                    left_ms: left.ms,
+                    right_ms: right.ms,
+                    running: running.map(|s| s.name()),
+                },
+            },
+            Seen::Boards { square, game, mirror } => {
+                Self::Boards { t_us, square: square.to_string(), game_board: piece(game), mirror: piece(mirror) }
+            }
+        }
+    }
 }

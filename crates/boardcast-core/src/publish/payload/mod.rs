@@ -28,7 +28,7 @@ use serde::{Serialize, Serializer, ser::SerializeMap};
 use serde_json::Value;
 
 pub use self::{
-    alert::{AlertFields, AlertPayload, EvidenceClock, EvidenceFields},
+    alert::{AlertFields, AlertPayload, EvidenceClock, EvidenceFields, alert_line},
     board::{
         AcknowledgedPayload, BoardStatusPayload, ClockPayload, LastMove, MovePayload, PgnPayload, Replaces, StateGame,
         StatePayload,

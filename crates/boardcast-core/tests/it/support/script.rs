@@ -250,7 +250,7 @@ impl Script {
 
     /// Replays the stream.
     pub fn run_with(&self, config: ReconstructorConfig, setup: GameSetup) -> Run {
-        let mut session = BoardSession::new(Protocol::Events, config, setup);
+        let mut session = BoardSession::new(Protocol::EVENTS, config, setup);
         let mut events = Vec::new();
         let mut last = Timestamp::ZERO;
         let mut links = self.links.iter().peekable();

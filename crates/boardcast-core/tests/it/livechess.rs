@@ -52,7 +52,7 @@ fn setup() -> GameSetup {
 /// subscriber (subscribed before the first event); returns the hall, the
 /// session and every feed message.
 fn play(script: &Script) -> (Hall, BoardSession, Vec<Value>) {
-    let mut session = BoardSession::new(Protocol::Events, ReconstructorConfig::default(), setup());
+    let mut session = BoardSession::new(Protocol::EVENTS, ReconstructorConfig::default(), setup());
     let mut watch = BoardWatch::new(identity(), EPOCH_MS);
     let mut hall = Hall::new(Some("Ålesund".into()));
     let mut connection = Connection::new(false);

@@ -74,6 +74,10 @@ pub(crate) struct DemoArgs {
     /// port).
     #[arg(long, value_name = "PORT")]
     http_port: Option<u16>,
+    /// The LiveChess API's port (default: 1982, LiveChess's own, if free,
+    /// otherwise any free port).
+    #[arg(long, value_name = "PORT")]
+    livechess_port: Option<u16>,
     /// Delay the public tree by this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     public_delay_s: u64,
@@ -101,10 +105,15 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.port, 1883)?));
     let ws_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.ws_port, 8083)?));
     let http_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.http_port, 8080)?));
+    let livechess_listen = SocketAddr::from(([127, 0, 0, 1], pick_port(args.livechess_port, LIVECHESS_PORT)?));
     let captures = demo_captures(args.boards)?;
     // The demo runs through the configuration code like `boardcast run`:
     // what it runs is a file the newcomer can read and start from.
-    let text = demo_config(&args, &dir, &captures, listen, ws_listen, http_listen);
+    let mut text = demo_config(&args, &dir, &captures, listen, ws_listen, http_listen);
+    text.push_str(&format!(
+        "\n# Tools written for DGT LiveChess read the boards here (docs/livechess.md).\n[livechess]\nenabled = true\nlisten = \"{livechess_listen}\"\n"
+    ));
+    tell_livechess(livechess_listen, args.livechess_port.is_some());
     let config_file = dir.join("boardcast.toml");
     std::fs::write(&config_file, &text).with_context(|| format!("writing {}", config_file.display()))?;
     let config = super::settings::from_text(&text, &config_file)?;
@@ -258,6 +267,20 @@ fn demo_config(
         }
     }
     text
+}
+
+/// LiveChess's own port, which its clients hard-code.
+const LIVECHESS_PORT: u16 = 1982;
+
+/// Where the LiveChess API is, and whether it could have LiveChess's port.
+fn tell_livechess(listen: SocketAddr, chosen: bool) {
+    if listen.port() == LIVECHESS_PORT || chosen {
+        outln!("demo: the LiveChess API: http://{listen}/api/v1.0/eboards and ws://{listen}/api/v1.0");
+    } else {
+        outln!(
+            "demo: port {LIVECHESS_PORT} is taken (DGT LiveChess itself?): the LiveChess API is on http://{listen}/api/v1.0/ and ws://{listen}/api/v1.0 instead; clients that only know port {LIVECHESS_PORT} do not reach it (--livechess-port)"
+        );
+    }
 }
 
 /// `preferred` if given, else `usual` if it is free, else any free port.

@@ -14,6 +14,7 @@ mod files;
 mod http;
 mod judging;
 mod lichess;
+mod livechess;
 mod log;
 mod mqtt;
 mod operator;
@@ -28,6 +29,7 @@ pub use self::{
     http::{Http, HttpConfig},
     judging::{LinkSettings, ReconstructionConfig},
     lichess::{Lichess, LichessConfig},
+    livechess::{LiveChess, LiveChessConfig},
     log::{LogConfig, LogFormat, LogLevel},
     mqtt::{
         BrokerChoice, BrokerUrl, Embedded, EmbeddedConfig, EmbeddedKind, Mqtt, MqttConfig, Scheme, TlsFiles,
@@ -71,6 +73,8 @@ pub struct Config {
     pub lichess: LichessConfig,
     /// Announcing moves aloud.
     pub speech: SpeechConfig,
+    /// DGT LiveChess's local API (`livechess.rs`).
+    pub livechess: LiveChessConfig,
     /// The boards.
     #[serde(default)]
     pub boards: Vec<BoardConfig>,

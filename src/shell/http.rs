@@ -68,6 +68,9 @@ struct Served {
 #[derive(Debug, Default)]
 pub struct Shelf {
     files: RwLock<BTreeMap<String, Served>>,
+    /// LiveChess Cloud's JSON of the delivered rounds, by path below
+    /// `/lcc/` (docs/livechess.md).
+    cloud: RwLock<BTreeMap<String, Bytes>>,
 }
 
 impl Shelf {
@@ -94,6 +97,14 @@ impl Shelf {
     pub fn get(&self, path: &str) -> Option<String> {
         let shelf = self.files.read().expect("not poisoned");
         shelf.get(path).map(|served| String::from_utf8_lossy(&served.body).into_owned())
+    }
+
+    /// Puts LiveChess Cloud files on the shelf (paths below `/lcc/`).
+    pub fn put_cloud(&self, files: Vec<(String, String)>) {
+        let mut cloud = self.cloud.write().expect("not poisoned");
+        for (path, text) in files {
+            cloud.insert(path, Bytes::from(text));
+        }
     }
 
     fn served(&self, path: &str) -> Option<Served> {
@@ -138,6 +149,22 @@ fn respond<B>(request: &Request<B>, config: &str, shelf: &Shelf) -> Response<Ful
     let path = request.uri().path();
     if method != Method::GET && method != Method::HEAD {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
+    }
+    if let Some(rest) = path.strip_prefix("/lcc/") {
+        let Some(body) = shelf.cloud.read().expect("not poisoned").get(rest).cloned() else {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "no such file: /lcc/<tournament id>/tournament.json, round-<n>/index.json, round-<n>/game-<m>.json (docs/livechess.md)",
+            );
+        };
+        let body = if method == Method::HEAD { Bytes::new() } else { body };
+        return Response::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CACHE_CONTROL, "no-cache")
+            // Viewers of LiveChess Cloud read it from their own pages.
+            .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
+            .body(Full::new(body))
+            .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())));
     }
     if let Some(rest) = path.strip_prefix("/pgn/") {
         let if_none_match = request.headers().get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok());

@@ -34,6 +34,7 @@ pub mod holders;
 pub mod http;
 pub mod key;
 pub mod lichess;
+pub mod livechess;
 pub mod mqtt;
 pub mod port;
 pub mod ports;

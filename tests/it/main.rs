@@ -12,6 +12,8 @@
 //!   certificates reloaded on SIGHUP;
 //! - [`displays`]: the pages in headless Chromium;
 //! - [`lichess`]: delivery to a broadcast site;
+//! - [`livechess`]: DGT LiveChess's clients (a PyPI helper, a browser
+//!   connector's WebSocket, LiveChess Cloud readers) against the daemon;
 //! - [`speech`]: moves announced aloud (espeak-ng, sox);
 //! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
 //!   [`manual`]: `--version`, the man pages and the completion scripts;
@@ -28,6 +30,7 @@ mod commands;
 mod displays;
 mod lichess;
 mod live;
+mod livechess;
 mod longday;
 mod manual;
 mod mixed_hall;

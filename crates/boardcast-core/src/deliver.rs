@@ -15,6 +15,7 @@ use crate::{
         GameRecord,
         pgn::{Plies, write_pgn_with},
     },
+    livechess::cloud::CloudGame,
     names::component,
     publish::topics::level,
     time::Timestamp,
@@ -34,6 +35,9 @@ pub struct RoundPgn {
     pub(crate) boards: Vec<(String, String)>,
     /// Every game of the round, one PGN each, in board order.
     pub games: Vec<String>,
+    /// Each board's last game of the round, as LiveChess Cloud shows it
+    /// (`/lcc/`, docs/livechess.md), in board order.
+    pub cloud: Vec<CloudGame>,
 }
 
 impl RoundPgn {
@@ -43,10 +47,10 @@ impl RoundPgn {
         let folder = format!("{}/round-{}", component(&level(event)), component(&level(round)));
         let mut files = Vec::new();
         let mut games = Vec::new();
+        let mut cloud = Vec::new();
         for (label, records) in boards {
-            if records.is_empty() {
-                continue;
-            }
+            let Some(last) = records.last() else { continue };
+            cloud.push(CloudGame::new(label, last));
             let mut text = String::new();
             for record in records {
                 let mut one = String::new();
@@ -56,7 +60,7 @@ impl RoundPgn {
             }
             files.push((board_file(label), text));
         }
-        Self { event: event.to_owned(), round: round.to_owned(), folder, boards: files, games }
+        Self { event: event.to_owned(), round: round.to_owned(), folder, boards: files, games, cloud }
     }
 
     /// `games.pgn`: every game of the round.

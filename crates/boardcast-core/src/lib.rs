@@ -57,6 +57,7 @@ pub mod deliver;
 pub mod event;
 pub mod game;
 pub mod lichess;
+pub mod livechess;
 pub mod names;
 pub mod operator;
 pub mod pair;

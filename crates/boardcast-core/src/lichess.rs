@@ -31,8 +31,9 @@ use serde_json::Value;
 
 use crate::time::Timestamp;
 
-/// Games a lichess broadcast round holds at most.
-pub const MAX_GAMES: usize = 64;
+/// Games a lichess broadcast round takes at most (100 since lichess
+/// raised it from 64).
+pub const MAX_GAMES: usize = 100;
 
 /// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
 pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(2);
@@ -468,15 +469,21 @@ mod tests {
     }
 
     #[test]
-    fn more_than_64_games_are_cut_and_said_once() {
+    fn more_than_100_games_are_cut_and_said_once() {
         let mut p = Pusher::new(SECOND);
-        let all = games(70, "1. e4");
-        p.handle_change(at(0), "abcdefgh", &all);
-        assert_eq!(events(&mut p), [PushEvent::TooManyGames { round: "abcdefgh".into(), games: 70 }]);
-        let request = p.poll_request(at(0)).unwrap();
-        assert_eq!(request.body, all[..64].concat());
-        p.handle_response(at(0), 200, None, &ok_body(64));
-        p.handle_change(at(0), "abcdefgh", &games(71, "1. e4"));
+        // 100 games go out whole: lichess's limit (it was 64).
+        p.handle_change(at(0), "abcdefgh", &games(100, "1. e4"));
+        assert_eq!(events(&mut p), []);
+        assert_eq!(p.poll_request(at(0)).unwrap().body, games(100, "1. e4").concat());
+        p.handle_response(at(0), 200, None, &ok_body(100));
+        events(&mut p);
+        let all = games(107, "1. d4");
+        p.handle_change(at(5000), "abcdefgh", &all);
+        assert_eq!(events(&mut p), [PushEvent::TooManyGames { round: "abcdefgh".into(), games: 107 }]);
+        let request = p.poll_request(at(5000)).unwrap();
+        assert_eq!(request.body, all[..100].concat());
+        p.handle_response(at(5000), 200, None, &ok_body(100));
+        p.handle_change(at(9000), "abcdefgh", &games(108, "1. e4"));
         assert!(!events(&mut p).iter().any(|e| matches!(e, PushEvent::TooManyGames { .. })));
     }
 

@@ -84,6 +84,17 @@ impl<'a> Games<'a> {
     pub fn all(self) -> impl Iterator<Item = &'a GameRecord> {
         self.reconstructor.games()
     }
+
+    /// What the board shows (corrected for a turned board): the pieces an
+    /// e-board reports to DGT LiveChess's clients.
+    pub fn picture(self) -> &'a crate::sensor::Picture {
+        self.reconstructor.picture()
+    }
+
+    /// Whether the board is read turned 180°.
+    pub fn rotated(self) -> bool {
+        self.reconstructor.rotated()
+    }
 }
 
 /// Hands on every output as it is (the board's log reads them all).

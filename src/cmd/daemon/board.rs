@@ -167,8 +167,9 @@ fn is_mirror(board: &Board) -> bool {
 
 /// The board's outlets, each from its own section of the configuration: the
 /// log (always), the PGN writer's changes (unless the board mirrors another
-/// board's game), the MQTT feed (`[mqtt]`), the speaker (`[speech]`), and a
-/// mirror board's line to its game board. A resumed board's past is handed
+/// board's game), the MQTT feed (`[mqtt]`), the LiveChess API's e-board
+/// (`[livechess]`), the speaker (`[speech]`), and a mirror board's line to
+/// its game board. A resumed board's past is handed
 /// to each first: the feed publishes it again (subscribers drop what they
 /// already have by seq), the PGN is written again, the speaker knows it
 /// without saying it.
@@ -199,6 +200,11 @@ fn outlets_of(
     }
     if let Some(feed) = &shared.feed {
         outlets.push(feed.outlet(start, turn));
+    }
+    if let Some(snapshots) = &shared.livechess
+        && !is_mirror(board)
+    {
+        outlets.push(super::livechess::outlet(start, snapshots.clone()));
     }
     let speaker = speech::outlet(start, shared.speech.as_ref()).map(|(outlet, speaker)| {
         outlets.push(outlet);

@@ -23,6 +23,7 @@ use boardcast::{
 use boardcast_core::{
     deliver::{DelayLine, RoundPgn},
     lichess::{MAX_GAMES, PushEvent},
+    livechess::cloud::CloudTree,
     publish::{
         Item,
         notices::{Severity, notice},
@@ -41,6 +42,9 @@ pub(super) struct Delivery {
     pub(super) lichess: Option<(Lichess, Token)>,
     /// The operator's notices, when there is an MQTT feed.
     pub(super) feed: Option<(mpsc::UnboundedSender<Item>, Topics)>,
+    /// The delivered rounds as LiveChess Cloud shows them (`/lcc/` on the
+    /// shelf).
+    pub(super) cloud: CloudTree,
 }
 
 /// Something that takes each round once the public delay has passed: the
@@ -57,6 +61,19 @@ struct ShelfOutlet(Arc<Shelf>);
 impl RoundOutlet for ShelfOutlet {
     fn handle_round(&mut self, round: &RoundPgn) {
         self.0.put_round(&round.folder, round.files(), SystemTime::now());
+    }
+}
+
+/// LiveChess Cloud JSON (`/lcc/…` on the shelf), from the delayed rounds
+/// only (docs/livechess.md).
+struct CloudOutlet {
+    shelf: Arc<Shelf>,
+    cloud: CloudTree,
+}
+
+impl RoundOutlet for CloudOutlet {
+    fn handle_round(&mut self, round: &RoundPgn) {
+        self.shelf.put_cloud(self.cloud.handle_round(&round.event, &round.round, round.cloud.clone()));
     }
 }
 
@@ -104,10 +121,11 @@ fn lichess_outlet(
 /// Delivers rounds until the PGN writer stops. Rounds still held back by
 /// the delay then are not delivered (as in the public MQTT tree).
 pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<RoundPgn>) {
-    let Delivery { delay, shelf, lichess, feed } = delivery;
+    let Delivery { delay, shelf, lichess, feed, cloud } = delivery;
     let mut outlets: Vec<Box<dyn RoundOutlet>> = Vec::new();
     if let Some(shelf) = shelf {
-        outlets.push(Box::new(ShelfOutlet(shelf)));
+        outlets.push(Box::new(ShelfOutlet(shelf.clone())));
+        outlets.push(Box::new(CloudOutlet { shelf, cloud }));
     }
     let mut tasks = Vec::new();
     if let Some((settings, token)) = lichess {

@@ -9,6 +9,7 @@ mod board;
 mod deliver;
 mod feed;
 mod http;
+mod livechess;
 mod log;
 mod operator;
 mod pgn;
@@ -64,6 +65,8 @@ struct Shared {
     feed: Option<feed::BoardFeeds>,
     /// Announcing moves aloud, for the boards it names.
     speech: Option<Speech>,
+    /// Where boards send their LiveChess snapshots, when the API is served.
+    livechess: Option<mpsc::UnboundedSender<boardcast_core::livechess::board::Snapshot>>,
     /// The boards running now, for operator commands and for a mirror
     /// board's game to reach its game board.
     boards: Boards,
@@ -157,6 +160,15 @@ pub(crate) async fn serve(
             started.ready.http = Some(address);
         }
     }
+    let boards: Boards = Arc::new(Mutex::new(HashMap::new()));
+    let livechess = match &plan.livechess {
+        Some(settings) => {
+            let (snapshots, _) =
+                livechess::start(settings, plan.site.clone(), boards.clone(), shutdown.clone()).await?;
+            Some(snapshots)
+        }
+        None => None,
+    };
     if let Some(started) = &started {
         on_feed(&started.ready);
     }
@@ -174,6 +186,10 @@ pub(crate) async fn serve(
         shelf,
         lichess: plan.lichess,
         feed: started.as_ref().map(|s| (s.items.clone(), s.topics.clone())),
+        cloud: boardcast_core::livechess::cloud::CloudTree::new(
+            plan.boards.iter().map(|b| (b.path.board.clone(), livechess::identity(b).serialnr)).collect(),
+            plan.site.clone(),
+        ),
     };
     let deliverer = tokio::spawn(deliver::run(delivery, deliver_rx).instrument(tracing::info_span!("deliver")));
     let (pgn_tx, pgn_rx) = mpsc::unbounded_channel();
@@ -198,7 +214,8 @@ pub(crate) async fn serve(
             marks: s.marks.clone(),
         }),
         speech: plan.speech,
-        boards: Arc::new(Mutex::new(HashMap::new())),
+        livechess,
+        boards,
         shutdown: shutdown.clone(),
     };
     let router = started.as_ref().map(|started| {

@@ -8,7 +8,9 @@ use std::{path::PathBuf, time::Duration};
 use anyhow::{anyhow, bail};
 
 use boardcast::{
-    config::{Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, Mqtt, Pairing, Speech},
+    config::{
+        Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt, Pairing, Speech,
+    },
     shell::lichess::Token,
 };
 use boardcast_core::{protocol::link::LinkConfig, reconstruct::ReconstructorConfig};
@@ -43,6 +45,11 @@ pub(crate) struct Plan {
     pub(crate) unplaced: Vec<String>,
     /// What the managed broker lets anonymous clients read (`mqtt.embedded.anonymous`).
     pub(crate) anonymous: String,
+    /// `None`: the LiveChess API is not served (`livechess.enabled = false`).
+    pub(crate) livechess: Option<LiveChess>,
+    /// Where the event is played (`[broadcast] site`), for the LiveChess
+    /// tournaments' location.
+    pub(crate) site: Option<String>,
 }
 
 impl Plan {
@@ -84,6 +91,8 @@ impl Plan {
             pairings: (!config.broadcast.pairings.as_os_str().is_empty()).then(|| config.broadcast.pairings.clone()),
             unplaced,
             anonymous: config.mqtt.embedded.anonymous.clone(),
+            livechess: config.livechess().map_err(in_sources)?,
+            site: Some(config.broadcast.site.trim().to_owned()).filter(|s| !s.is_empty()),
         })
     }
 }
@@ -179,6 +188,7 @@ impl Plan {
             ),
             None => "display pages: not served (http.enabled = false)".to_owned(),
         }];
+        lines.push(self.describe_livechess());
         let delay = match self.public_delay.as_secs() {
             0 => String::new(),
             s => format!(", {s} s behind the boards (mqtt.public_delay_s)"),
@@ -195,15 +205,42 @@ impl Plan {
                 let rounds: Vec<String> =
                     lichess.rounds.iter().map(|(round, id)| format!("round {round} → {id}")).collect();
                 format!(
-                    "lichess: {} pushed to {} at most every {} ms, completed moves only{delay}; token read from {}",
+                    "lichess: {} pushed to {} at most every {} ms, completed moves only{delay}{}; token read from {}",
                     rounds.join(", "),
                     lichess.url,
                     lichess.interval.as_millis(),
+                    if self.public_delay.is_zero() {
+                        ""
+                    } else {
+                        " (leave each lichess round's Delay empty, or the games come twice as late: docs/delivery.md)"
+                    },
                     lichess.token_file.display()
                 )
             }
         });
         lines
+    }
+
+    /// The LiveChess API (docs/livechess.md).
+    fn describe_livechess(&self) -> String {
+        let Some(livechess) = &self.livechess else {
+            return "LiveChess API: not served (livechess.enabled = false)".to_owned();
+        };
+        let writes = if livechess.writes(livechess.listen) {
+            "setup and flip carried out (livechess.allow_writes)"
+        } else if livechess.allow_writes {
+            "setup and flip refused: writes are allowed on a loopback address only"
+        } else {
+            "read-only"
+        };
+        if livechess.listen.ip().is_loopback() {
+            format!("LiveChess API: http://{}/api/v1.0/ (this machine only), {writes}", livechess.listen)
+        } else {
+            format!(
+                "LiveChess API: WARNING: http://{}/api/v1.0/ is reachable from the network: anyone there reads the live, undelayed games (livechess.allow_remote = true), {writes}",
+                livechess.listen
+            )
+        }
     }
 
     fn describe_pairings(&self) -> Vec<String> {

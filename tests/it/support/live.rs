@@ -172,14 +172,22 @@ impl Hall {
 
     /// Starts the daemon (again: the log of every run goes to `run.log`).
     pub fn run(&self, config: &Path) -> Child {
+        self.run_in(config, &[])
+    }
+
+    /// Like [`Hall::run`], the daemon started by `wrapper` (a command that
+    /// runs its arguments, such as `nsenter --net=…`, exec'ing them).
+    pub fn run_in(&self, config: &Path, wrapper: &[&str]) -> Child {
         let log = fs::OpenOptions::new().create(true).append(true).open(self.dir.join("run.log")).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
-            .args(["run", "--config"])
-            .arg(config)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(env!("CARGO_BIN_EXE_boardcast"));
+                command
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_boardcast")),
+        };
+        let child = command.args(["run", "--config"]).arg(config).stdout(Stdio::null()).stderr(log).spawn().unwrap();
         self.started.lock().unwrap().push(child.id());
         child
     }

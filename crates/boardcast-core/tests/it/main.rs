@@ -17,7 +17,9 @@
 //! - [`pair`]: a visually impaired player's board mirroring the game board;
 //! - [`pairings`]: a real round's tournament report and a CSV, read into
 //!   every board's tags;
-//! - [`payloads`]: the MQTT payload types against docs/mqtt.md.
+//! - [`payloads`]: the MQTT payload types against docs/mqtt.md;
+//! - [`livechess`]: a game as DGT LiveChess's REST, WebSocket and Cloud
+//!   JSON show it, in LiveChess's shapes.
 //!
 //! The fixtures are the workspace's `tests/fixtures` (see their SOURCE.md).
 
@@ -28,6 +30,7 @@ mod certabo;
 mod clock_display;
 mod corpus;
 mod dead;
+mod livechess;
 mod millennium;
 mod outage;
 mod pair;

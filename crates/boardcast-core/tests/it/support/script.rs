@@ -233,6 +233,11 @@ impl Script {
         self
     }
 
+    /// The sensor stream so far, in order.
+    pub fn stream(&self) -> &[(Timestamp, SensorEvent)] {
+        &self.events
+    }
+
     /// Replays the stream with default settings.
     pub fn run(&self) -> Run {
         self.run_with(ReconstructorConfig::default(), GameSetup::default())

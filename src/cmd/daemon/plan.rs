@@ -9,7 +9,8 @@ use anyhow::{anyhow, bail};
 
 use boardcast::{
     config::{
-        Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt, Pairing, Speech,
+        Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt, Pairing,
+        Speech,
     },
     shell::lichess::Token,
 };

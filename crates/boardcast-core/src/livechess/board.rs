@@ -41,39 +41,39 @@ pub struct Identity {
 #[allow(missing_docs)] // LiveChess's own names (docs/livechess.md)
 pub struct GameView {
     /// The `Event` tag.
-    pub event: String,
+    pub(crate) event: String,
     /// The `Round` tag.
-    pub round: String,
-    pub white: Player,
-    pub black: Player,
+    pub(crate) round: String,
+    pub(crate) white: Player,
+    pub(crate) black: Player,
     /// The FEN the game starts from.
-    pub start: String,
-    pub chess960: u32,
+    pub(crate) start: String,
+    pub(crate) chess960: u32,
     /// Every ply's SAN (the feed's `san`).
-    pub san: Vec<String>,
+    pub(crate) san: Vec<String>,
     /// Every ply as `"<SAN> <seconds left>"` (the REST game's `moves`).
-    pub moves: Vec<String>,
-    pub result: Option<ResultValue>,
+    pub(crate) moves: Vec<String>,
+    pub(crate) result: Option<ResultValue>,
     /// The last clock reading while the game was played.
-    pub clock: Option<Clock>,
+    pub(crate) clock: Option<Clock>,
 }
 
 /// A board's state at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[allow(missing_docs)] // LiveChess's own names (docs/livechess.md)
 pub struct Snapshot {
-    pub identity: Identity,
+    pub(crate) identity: Identity,
     /// The port is open.
-    pub active: bool,
+    pub(crate) active: bool,
     /// `"84%"`, when the board says.
-    pub battery: Option<String>,
+    pub(crate) battery: Option<String>,
     /// The FEN piece placement the board shows.
     pub board: String,
     /// The board is read turned 180°.
-    pub flipped: bool,
-    pub clock: Option<Clock>,
+    pub(crate) flipped: bool,
+    pub(crate) clock: Option<Clock>,
     /// Whether the board shows the reconstructed position.
-    pub matches: bool,
+    pub(crate) matches: bool,
     /// The game on the board (or the last one, until the next starts).
     pub game: Option<GameView>,
 }

@@ -23,14 +23,14 @@ use crate::game::GameRecord;
 
 /// A player as LiveChess Cloud writes one (`fideid` a number).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct CloudPlayer {
-    pub fname: Option<String>,
-    pub mname: Option<String>,
-    pub lname: Option<String>,
-    pub title: Option<String>,
-    pub federation: Option<String>,
-    pub gender: Option<String>,
-    pub fideid: Option<u64>,
+pub(crate) struct CloudPlayer {
+    pub(crate) fname: Option<String>,
+    pub(crate) mname: Option<String>,
+    pub(crate) lname: Option<String>,
+    pub(crate) title: Option<String>,
+    pub(crate) federation: Option<String>,
+    pub(crate) gender: Option<String>,
+    pub(crate) fideid: Option<u64>,
 }
 
 impl From<Player> for CloudPlayer {
@@ -51,16 +51,16 @@ impl From<Player> for CloudPlayer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CloudGame {
     /// The board's label.
-    pub label: String,
-    pub white: CloudPlayer,
-    pub black: CloudPlayer,
-    pub result: Option<ResultValue>,
-    pub chess960: u32,
+    pub(crate) label: String,
+    pub(crate) white: CloudPlayer,
+    pub(crate) black: CloudPlayer,
+    pub(crate) result: Option<ResultValue>,
+    pub(crate) chess960: u32,
     /// `"e4 5436+23"`: SAN, seconds left, `+` seconds used (either time
     /// left out when unknown).
-    pub moves: Vec<String>,
+    pub(crate) moves: Vec<String>,
     /// The `TimeControl` tag.
-    pub time_control: Option<String>,
+    pub(crate) time_control: Option<String>,
 }
 
 impl CloudGame {

@@ -33,14 +33,14 @@ struct Kept {
 /// A `sources` record: a port boards are read on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[allow(missing_docs)] // LiveChess's own names (docs/livechess.md)
-pub struct Source {
+pub(crate) struct Source {
     #[serde(rename = "type")]
-    pub kind: String,
-    pub device: String,
-    pub name: String,
-    pub present: bool,
-    pub active: bool,
-    pub status: String,
+    pub(crate) kind: String,
+    pub(crate) device: String,
+    pub(crate) name: String,
+    pub(crate) present: bool,
+    pub(crate) active: bool,
+    pub(crate) status: String,
 }
 
 /// The answer to a REST request.
@@ -96,7 +96,7 @@ impl Hall {
     }
 
     /// Every e-board.
-    pub fn eboards(&self) -> Vec<EBoard> {
+    pub(crate) fn eboards(&self) -> Vec<EBoard> {
         self.boards
             .iter()
             .map(|b| EBoard {
@@ -113,7 +113,7 @@ impl Hall {
     }
 
     /// The ports boards are read on.
-    pub fn sources(&self) -> Vec<Source> {
+    pub(crate) fn sources(&self) -> Vec<Source> {
         self.boards
             .iter()
             .map(|b| Source {
@@ -169,7 +169,7 @@ impl Hall {
     }
 
     /// Every tournament.
-    pub fn tournaments(&self) -> Vec<TournamentSummary> {
+    pub(crate) fn tournaments(&self) -> Vec<TournamentSummary> {
         self.events()
             .into_iter()
             .map(|event| TournamentSummary {
@@ -208,7 +208,7 @@ impl Hall {
     /// 0 (`0` is round 1, as the PyPI `livechess` helper asks) or from 1:
     /// an index below the number of rounds is counted from 0, the number
     /// of rounds itself is the last round.
-    pub fn round(&self, uuid: &str, index: u32) -> Option<Round> {
+    pub(crate) fn round(&self, uuid: &str, index: u32) -> Option<Round> {
         let event = self.event_of(uuid)?;
         let rounds = self.rounds(&event);
         let nr = if index < rounds {
@@ -279,7 +279,7 @@ impl Hall {
 
 /// A round tag's number (`"3"` is 3, and LiveChess's `"3.5"`, round 3
 /// board 5, too); `None` for one that is not a number.
-pub fn round_number(round: &str) -> Option<u32> {
+pub(crate) fn round_number(round: &str) -> Option<u32> {
     let round = round.trim();
     round.split_once('.').map_or(round, |(whole, _)| whole).parse().ok().filter(|n| *n > 0)
 }

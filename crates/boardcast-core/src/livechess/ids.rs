@@ -9,7 +9,7 @@
 use sha2::{Digest, Sha256};
 
 /// The UUID (`xxxxxxxx-xxxx-8xxx-yxxx-xxxxxxxxxxxx`) of `kind` and `parts`.
-pub fn uuid(kind: &str, parts: &[&str]) -> String {
+pub(crate) fn uuid(kind: &str, parts: &[&str]) -> String {
     let mut hash = Sha256::new();
     hash.update(b"boardcast livechess\0");
     hash.update(kind.as_bytes());

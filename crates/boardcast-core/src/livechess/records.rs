@@ -20,29 +20,29 @@ use crate::game::{GameRecord, Termination};
 
 /// `/api/v1.0/tournaments`: one tournament.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TournamentSummary {
-    pub uuid: String,
-    pub description: String,
-    pub rounds: u32,
+pub(crate) struct TournamentSummary {
+    pub(crate) uuid: String,
+    pub(crate) description: String,
+    pub(crate) rounds: u32,
 }
 
 /// `/api/v1.0/tournament/{uuid}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Tournament {
-    pub uuid: String,
-    pub name: String,
-    pub description: String,
-    pub location: Option<String>,
-    pub country: Option<String>,
-    pub rounds: u32,
+    pub(crate) uuid: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) location: Option<String>,
+    pub(crate) country: Option<String>,
+    pub(crate) rounds: u32,
     /// Board *n* of a round is `eboards[n-1]`.
-    pub eboards: Vec<String>,
+    pub(crate) eboards: Vec<String>,
 }
 
 /// An e-board's state, as LiveChess names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum State {
+pub(crate) enum State {
     /// The board is read.
     Active,
     /// The board is not read (its port is closed, or was never opened).
@@ -51,50 +51,50 @@ pub enum State {
 
 /// `/api/v1.0/eboards`: one e-board.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct EBoard {
-    pub serialnr: String,
+pub(crate) struct EBoard {
+    pub(crate) serialnr: String,
     /// The port's name (`ttyACM0`).
-    pub source: Option<String>,
-    pub state: Option<State>,
+    pub(crate) source: Option<String>,
+    pub(crate) state: Option<State>,
     /// `"84%"` for a board that reports its battery.
-    pub battery: Option<String>,
-    pub comment: Option<String>,
+    pub(crate) battery: Option<String>,
+    pub(crate) comment: Option<String>,
     /// The FEN piece placement the board shows.
     pub board: Option<String>,
-    pub flipped: bool,
-    pub clock: Option<Clock>,
+    pub(crate) flipped: bool,
+    pub(crate) clock: Option<Clock>,
 }
 
 /// A clock reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Clock {
+pub(crate) struct Clock {
     /// White's seconds left.
-    pub white: u64,
+    pub(crate) white: u64,
     /// Black's seconds left.
-    pub black: u64,
+    pub(crate) black: u64,
     /// `true` while White's clock runs, `false` while Black's, `null` when
     /// stopped.
-    pub run: Option<bool>,
+    pub(crate) run: Option<bool>,
     /// When the reading was taken, ms since 1970.
-    pub time: i64,
+    pub(crate) time: i64,
 }
 
 /// A player.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Player {
-    pub fname: Option<String>,
-    pub mname: Option<String>,
-    pub lname: Option<String>,
-    pub title: Option<String>,
-    pub federation: Option<String>,
-    pub gender: Option<String>,
-    pub fideid: Option<String>,
+pub(crate) struct Player {
+    pub(crate) fname: Option<String>,
+    pub(crate) mname: Option<String>,
+    pub(crate) lname: Option<String>,
+    pub(crate) title: Option<String>,
+    pub(crate) federation: Option<String>,
+    pub(crate) gender: Option<String>,
+    pub(crate) fideid: Option<String>,
 }
 
 impl Player {
     /// The player of `color` from a game's PGN tags (`White "Carlsen,
     /// Magnus"`, `WhiteTitle`, `WhiteFed`, `WhiteFideId`).
-    pub fn from_tags(tags: &[(String, String)], color: Color) -> Self {
+    pub(crate) fn from_tags(tags: &[(String, String)], color: Color) -> Self {
         let side = if color == Color::White { "White" } else { "Black" };
         let tag = |suffix: &str| {
             let name = format!("{side}{suffix}");
@@ -129,7 +129,7 @@ impl Player {
 /// A game's result as LiveChess says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum ResultValue {
+pub(crate) enum ResultValue {
     /// 1-0.
     Whitewin,
     /// 0-1.
@@ -144,7 +144,7 @@ pub enum ResultValue {
 
 impl ResultValue {
     /// The result of `game`, if it has one.
-    pub fn of(game: &GameRecord) -> Option<Self> {
+    pub(crate) fn of(game: &GameRecord) -> Option<Self> {
         let result = game.result?;
         let forfeit = result.termination == Termination::Forfeit;
         Some(match (result.outcome, forfeit) {
@@ -157,7 +157,7 @@ impl ResultValue {
     }
 
     /// The PGN result (`1-0`, `0-1`, `1/2-1/2`).
-    pub const fn pgn(self) -> &'static str {
+    pub(crate) const fn pgn(self) -> &'static str {
         match self {
             Self::Whitewin | Self::Whiteforfait => "1-0",
             Self::Blackwin | Self::Blackforfait => "0-1",
@@ -168,38 +168,38 @@ impl ResultValue {
 
 /// `/api/v1.0/round/{uuid}/{n}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Round {
-    pub nr: u32,
-    pub date: Option<String>,
-    pub pairings: Vec<Pairing>,
+pub(crate) struct Round {
+    pub(crate) nr: u32,
+    pub(crate) date: Option<String>,
+    pub(crate) pairings: Vec<Pairing>,
 }
 
 /// A round's pairing: board `nr`'s game.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Pairing {
-    pub nr: u32,
-    pub uuid: String,
-    pub white: Player,
-    pub black: Player,
-    pub live: bool,
-    pub result: Option<ResultValue>,
+pub(crate) struct Pairing {
+    pub(crate) nr: u32,
+    pub(crate) uuid: String,
+    pub(crate) white: Player,
+    pub(crate) black: Player,
+    pub(crate) live: bool,
+    pub(crate) result: Option<ResultValue>,
 }
 
 /// `/api/v1.0/game/{uuid}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Game {
     /// The start position's number; 518 for the standard position.
-    pub chess960: u32,
-    pub result: Option<ResultValue>,
-    pub comment: Option<String>,
-    pub clock: Option<Clock>,
+    pub(crate) chess960: u32,
+    pub(crate) result: Option<ResultValue>,
+    pub(crate) comment: Option<String>,
+    pub(crate) clock: Option<Clock>,
     /// `"<SAN> <seconds left>"`.
-    pub moves: Vec<String>,
+    pub(crate) moves: Vec<String>,
 }
 
 /// A move as LiveChess writes it: the SAN and the mover's seconds left
 /// after it, one space between.
-pub fn move_string(san: &str, clock_ms: u64) -> String {
+pub(crate) fn move_string(san: &str, clock_ms: u64) -> String {
     format!("{san} {}", clock_ms / 1000)
 }
 
@@ -214,7 +214,7 @@ pub fn move_string(san: &str, clock_ms: u64) -> String {
 /// the mover's time from `clock` (the board's reading now, `(white_ms,
 /// black_ms)`) when it is the last move, else the mover's time after their
 /// previous move; a board without a clock gives 0.
-pub fn moves(game: &GameRecord, clock: Option<(u64, u64)>) -> Vec<String> {
+pub(crate) fn moves(game: &GameRecord, clock: Option<(u64, u64)>) -> Vec<String> {
     let plies = &game.plies;
     let mut last_known: [Option<u64>; 2] = [None, None];
     plies
@@ -234,19 +234,19 @@ pub fn moves(game: &GameRecord, clock: Option<(u64, u64)>) -> Vec<String> {
 }
 
 /// The SAN of every ply of `game`.
-pub fn san_list(game: &GameRecord) -> Vec<String> {
+pub(crate) fn san_list(game: &GameRecord) -> Vec<String> {
     game.plies.iter().map(|ply| ply.san.to_string()).collect()
 }
 
 /// The FEN `game` starts from.
-pub fn start_fen(game: &GameRecord) -> String {
+pub(crate) fn start_fen(game: &GameRecord) -> String {
     Fen::from_position(&game.start, EnPassantMode::Legal).to_string()
 }
 
 /// The start position's Chess960 number (Scharnagl's numbering), 518 for
 /// the standard position and for any position that is not a Chess960
 /// start.
-pub fn chess960_number(start: &Chess, mode: CastlingMode) -> u32 {
+pub(crate) fn chess960_number(start: &Chess, mode: CastlingMode) -> u32 {
     const STANDARD: u32 = 518;
     if mode == CastlingMode::Standard {
         return STANDARD;

@@ -15,7 +15,7 @@ use super::{
 use crate::{
     alert::{AlertKind, side_name},
     event::{BoardStatus, ClockState, EventKind},
-    game::{GameResult, IllegalMove, Tempo, Termination, TimeControl, end::flag_result},
+    game::{GameRecord, GameResult, IllegalMove, Tempo, Termination, TimeControl, end::flag_result},
     sensor::{Cell, Picture},
     time::Timestamp,
 };
@@ -322,65 +322,17 @@ impl Reconstructor {
         self.alert(now, AlertKind::IrregularPosition, Some(by), message, Vec::new(), now);
     }
 
-    /// `color`'s flag fell (6.9, 6.4, III.3.1).
+    /// `color`'s flag fell (6.9, 6.4, III.3.1): counted, judged by
+    /// [`flag_ruling`], and carried out.
     pub(super) fn handle_flag(&mut self, now: Timestamp, color: Color, clock: ClockState) {
+        let stand = self.setup.illegal_moves_stand();
         let Some(game) = self.phase.playing_mut() else {
             return;
         };
-        // A player's n-th flag marks the end of the n-th period of the time
-        // control; only the last one loses by itself (6.4, 6.9).
         game.flags[color] += 1;
-        let period = game.flags[color] as usize - 1;
-        let both = clock.white_ms == 0 && clock.black_ms == 0;
-        let time_control: Option<TimeControl> = game.record.tag("TimeControl").and_then(|t| t.parse().ok());
-        let quota = time_control.as_ref().and_then(|tc| tc.quota_by_end_of(period));
-        let moves = game.record.moves_by(color);
-        // What the flag means if it decides the game (it is not looked at
-        // again once the alerts below are raised).
-        let result = flag_result(&game.record, color);
-        if let Some(quota) = quota
-            && moves >= quota
-        {
-            let message = format!(
-                "{}'s flag shows the end of period {} although the {quota} moves it requires were completed ({moves} made): no loss (6.4); check the clock's settings",
-                side_name(color),
-                period + 1
-            );
-            self.alert(now, AlertKind::FlagAfterQuota, Some(color), message, Vec::new(), now);
-            return;
-        }
-        if both {
-            if quota.is_none() {
-                let result = GameResult { outcome: KnownOutcome::Draw, termination: Termination::BothFlagsFallen };
-                self.alert(now, AlertKind::BothFlagsFallen, None, "both flags have fallen and which fell first cannot be told: the game is drawn in the last period (III.3.1)".into(), Vec::new(), now);
-                self.end_game(now, result);
-            } else {
-                self.alert(now, AlertKind::BothFlagsFallen, None, "both flags have fallen and which fell first cannot be told: play on, as this is not the last period (III.3.1)".into(), Vec::new(), now);
-            }
-            return;
-        }
-        let outcome = match result.outcome {
-            KnownOutcome::Draw => format!("a draw, as {} cannot checkmate by any legal sequence", side_name(!color)),
-            KnownOutcome::Decisive { winner } => format!("a win for {}", side_name(winner)),
-        };
-        if self.setup.illegal_moves_stand() {
-            self.alert(
-                now,
-                AlertKind::FlagFallen,
-                Some(color),
-                format!("{}'s flag has fallen: {outcome} once claimed or announced (6.9, A.5.3)", side_name(color)),
-                Vec::new(),
-                now,
-            );
-        } else {
-            self.alert(
-                now,
-                AlertKind::FlagFallen,
-                Some(color),
-                format!("{}'s flag has fallen: {outcome} (6.9)", side_name(color)),
-                Vec::new(),
-                now,
-            );
+        let ruling = flag_ruling(&game.record, color, game.flags[color], clock, stand);
+        self.alert(now, ruling.kind, ruling.side, ruling.message, Vec::new(), now);
+        if let Some(result) = ruling.ends {
             self.end_game(now, result);
         }
     }
@@ -463,6 +415,88 @@ impl Reconstructor {
     }
 }
 
+/// What a fallen flag means: the alert to raise and, if the flag decides
+/// the game, its result. `flags` counts `color`'s flags with this one: a
+/// player's n-th flag marks the end of the n-th period of the time control,
+/// and only the last one loses by itself (6.4, 6.9). `illegal_moves_stand`
+/// (rapid and blitz under appendix A) leaves the loss to a claim (A.5.3).
+pub(crate) fn flag_ruling(
+    record: &GameRecord,
+    color: Color,
+    flags: u32,
+    clock: ClockState,
+    illegal_moves_stand: bool,
+) -> FlagRuling {
+    let period = flags.saturating_sub(1) as usize;
+    let both = clock.white_ms == 0 && clock.black_ms == 0;
+    let time_control: Option<TimeControl> = record.tag("TimeControl").and_then(|t| t.parse().ok());
+    let quota = time_control.as_ref().and_then(|tc| tc.quota_by_end_of(period));
+    let moves = record.moves_by(color);
+    if let Some(quota) = quota
+        && moves >= quota
+    {
+        let message = format!(
+            "{}'s flag shows the end of period {} although the {quota} moves it requires were completed ({moves} made): no loss (6.4); check the clock's settings",
+            side_name(color),
+            period + 1
+        );
+        return FlagRuling { kind: AlertKind::FlagAfterQuota, side: Some(color), message, ends: None };
+    }
+    if both {
+        return if quota.is_none() {
+            FlagRuling {
+                kind: AlertKind::BothFlagsFallen,
+                side: None,
+                message: "both flags have fallen and which fell first cannot be told: the game is drawn in the last period (III.3.1)".into(),
+                ends: Some(GameResult { outcome: KnownOutcome::Draw, termination: Termination::BothFlagsFallen }),
+            }
+        } else {
+            FlagRuling {
+                kind: AlertKind::BothFlagsFallen,
+                side: None,
+                message: "both flags have fallen and which fell first cannot be told: play on, as this is not the last period (III.3.1)".into(),
+                ends: None,
+            }
+        };
+    }
+    let result = flag_result(record, color);
+    let outcome = match result.outcome {
+        KnownOutcome::Draw => format!("a draw, as {} cannot checkmate by any legal sequence", side_name(!color)),
+        KnownOutcome::Decisive { winner } => format!("a win for {}", side_name(winner)),
+    };
+    if illegal_moves_stand {
+        FlagRuling {
+            kind: AlertKind::FlagFallen,
+            side: Some(color),
+            message: format!(
+                "{}'s flag has fallen: {outcome} once claimed or announced (6.9, A.5.3)",
+                side_name(color)
+            ),
+            ends: None,
+        }
+    } else {
+        FlagRuling {
+            kind: AlertKind::FlagFallen,
+            side: Some(color),
+            message: format!("{}'s flag has fallen: {outcome} (6.9)", side_name(color)),
+            ends: Some(result),
+        }
+    }
+}
+
+/// A fallen flag's finding, ready to become an alert.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FlagRuling {
+    /// Which rule.
+    pub(crate) kind: AlertKind,
+    /// The side it is about (`None`: both flags).
+    pub(crate) side: Option<Color>,
+    /// The message for the arbiter.
+    pub(crate) message: String,
+    /// The game's result when the flag decides it now.
+    pub(crate) ends: Option<GameResult>,
+}
+
 /// The promotion the board shows with the pawn still standing on the last
 /// rank.
 fn pawn_left_on_last_rank(known: &Known, picture: &Picture) -> Option<Move> {
@@ -525,5 +559,74 @@ mod tests {
         assert_eq!(irregularity(&board("4k2P/8/8/8/8/8/8/4K3")), Some("a pawn on its last rank"));
         assert_eq!(irregularity(&board("4k3/8/8/8/8/8/8/r3K2R")), None, "only White is in check");
         assert_eq!(irregularity(&board("4k2R/8/8/8/8/8/8/r3K3")), Some("both kings in check"));
+    }
+
+    /// A game from `fen` with `TimeControl` `tc` and `plies` moves played
+    /// completed by the clock (knights out and back, so the material stays).
+    fn game(fen: &str, tc: &str, plies: usize) -> GameRecord {
+        let pos: Chess =
+            fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+        let mut record = GameRecord::new(1, pos, shakmaty::CastlingMode::Standard, true, Timestamp::from_millis(0));
+        record.tags.push(("TimeControl".into(), tc.into()));
+        let dance = ["Nf3", "Nf6", "Ng1", "Ng8"];
+        for (i, san) in dance.iter().cycle().take(plies).enumerate() {
+            let pos = record.position().clone();
+            let m = san.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
+            record.push(m, Timestamp::from_millis(i as u64 * 1000), false);
+            record.complete_last(Timestamp::from_millis(i as u64 * 1000 + 500));
+        }
+        record
+    }
+
+    fn clock(white_ms: u64, black_ms: u64) -> ClockState {
+        ClockState { white_ms, black_ms, running: None }
+    }
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    #[test]
+    fn a_flag_in_the_last_period_loses_unless_appendix_a_leaves_it_to_a_claim() {
+        let record = game(START, "5400+30", 3);
+        let ruling = flag_ruling(&record, Color::Black, 1, clock(60_000, 0), false);
+        assert_eq!(ruling.kind, AlertKind::FlagFallen);
+        assert_eq!(ruling.side, Some(Color::Black));
+        assert_eq!(ruling.ends.map(|r| r.outcome), Some(KnownOutcome::Decisive { winner: Color::White }));
+        assert!(ruling.message.contains("a win for White"), "{}", ruling.message);
+        let rapid = flag_ruling(&record, Color::Black, 1, clock(60_000, 0), true);
+        assert_eq!((rapid.kind, rapid.ends), (AlertKind::FlagFallen, None), "A.5.3: only once claimed");
+        assert!(rapid.message.contains("once claimed"), "{}", rapid.message);
+    }
+
+    #[test]
+    fn a_flag_against_a_lone_king_draws() {
+        let record = game("4k3/8/8/8/8/8/8/4K1NR w - - 0 1", "300", 0);
+        let ruling = flag_ruling(&record, Color::White, 1, clock(0, 1000), false);
+        assert_eq!(ruling.ends.map(|r| r.outcome), Some(KnownOutcome::Draw));
+        assert!(ruling.message.contains("cannot checkmate"), "{}", ruling.message);
+    }
+
+    #[test]
+    fn the_end_of_a_period_with_its_moves_made_is_no_loss() {
+        // 40 moves in 90 minutes, then 30 minutes: White has made 40 moves.
+        let record = game(START, "40/5400:1800", 80);
+        let ruling = flag_ruling(&record, Color::White, 1, clock(0, 100_000), false);
+        assert_eq!((ruling.kind, ruling.ends), (AlertKind::FlagAfterQuota, None));
+        assert!(ruling.message.contains("period 1"), "{}", ruling.message);
+        // Short of the quota the same flag loses.
+        let short = game(START, "40/5400:1800", 60);
+        assert_eq!(flag_ruling(&short, Color::White, 1, clock(0, 100_000), false).kind, AlertKind::FlagFallen);
+    }
+
+    #[test]
+    fn both_flags_draw_in_the_last_period_only() {
+        let record = game(START, "40/5400:1800", 10);
+        let first = flag_ruling(&record, Color::White, 1, clock(0, 0), false);
+        assert_eq!((first.kind, first.ends), (AlertKind::BothFlagsFallen, None), "not the last period: play on");
+        let last = flag_ruling(&record, Color::White, 2, clock(0, 0), false);
+        assert_eq!(last.kind, AlertKind::BothFlagsFallen);
+        assert_eq!(
+            last.ends.map(|r| (r.outcome, r.termination)),
+            Some((KnownOutcome::Draw, Termination::BothFlagsFallen))
+        );
     }
 }

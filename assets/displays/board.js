@@ -90,7 +90,7 @@ function firstMover() {
 // shown, hidden when there is none.
 function renderAnalysis() {
   const analysis = analyses.get(base);
-  const shown = state && B.analysisOf(analysis, state.fen) && state.result === '*';
+  const shown = !!state && B.analysisOf(analysis, state.fen);
   $('evalbar').hidden = !shown;
   $('analysis').hidden = !shown;
   cg.setAutoShapes(shown ? B.bestArrow(analysis) : []);

@@ -73,7 +73,7 @@ export function fill(shown, b, bridge) {
 // The thin bar: the engine's evaluation of the position on the card.
 export function evaluation({ a, key }) {
   const analysis = analyses.get(key);
-  const shown = B.analysisOf(analysis, a._fen) && !a._over;
+  const shown = B.analysisOf(analysis, a._fen);
   const bar = a.querySelector('.eval');
   bar.hidden = !shown;
   if (!shown) return;

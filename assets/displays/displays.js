@@ -1,7 +1,8 @@
-// boardcast display pages: what the board page, the overview and the
-// arbiter console share — where the broker is, the MQTT connection, the
-// log-in for the live tree, dropping repeated or stale messages, drawing a
-// board, clocks and piece letters. GPL-3.0-or-later.
+// boardcast display pages: what the board page, the overview, the TV wall
+// and the arbiter console share — where the broker is, the MQTT connection,
+// the log-in for the live tree, dropping repeated or stale messages, a
+// chessground board's settings, player cards, an engine's evaluation,
+// clocks and piece letters. GPL-3.0-or-later.
 'use strict';
 
 const Boardcast = (() => {
@@ -74,6 +75,12 @@ const Boardcast = (() => {
       }
     });
     client.on('message', (topic, payload, packet) => {
+      // An analysis cleared (an empty retained message: the engine gave
+      // up on the position) must take the evaluation off the page.
+      if (payload.length === 0 && topic.endsWith('/analysis')) {
+        onMessage(topic, null, packet.retain);
+        return;
+      }
       let json;
       try {
         json = JSON.parse(new TextDecoder().decode(payload));
@@ -211,5 +218,105 @@ const Boardcast = (() => {
   // Escapes text for innerHTML.
   const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-  return { params, config, connect, login, Seen, newer, pieces, drawBoard, translate, pgnMoves, left, clockText, esc };
+  // The settings of a view-only chessground for a position: `fen`, the
+  // last move in UCI, whether its SAN gives check, White at the top when
+  // `flip`. Chessground highlights the king of the side to move.
+  function boardView(fen, { uci = null, san = '', flip = false, coordinates = true } = {}) {
+    const turn = (fen || '').split(' ')[1] === 'b' ? 'black' : 'white';
+    return {
+      fen: fen || '8/8/8/8/8/8/8/8',
+      orientation: flip ? 'black' : 'white',
+      turnColor: turn,
+      lastMove: uci ? [uci.slice(0, 2), uci.slice(2, 4)] : undefined,
+      check: /[+#]$/.test(san || ''),
+      coordinates,
+      viewOnly: true,
+      animation: { enabled: true, duration: 180 },
+      drawable: { enabled: false, visible: true },
+    };
+  }
+
+  // The arrow of an engine's best move (chessground's autoShapes).
+  function bestArrow(analysis) {
+    const uci = analysis?.best_uci;
+    return uci && uci.length >= 4 ? [{ orig: uci.slice(0, 2), dest: uci.slice(2, 4), brush: 'paleBlue' }] : [];
+  }
+
+  // Whether `analysis` is of the position `fen` (placement and side to
+  // move): an evaluation of another position is never shown.
+  function analysisOf(analysis, fen) {
+    if (!analysis || !fen || !analysis.fen || !analysis.score) return false;
+    const key = (f) => f.split(' ').slice(0, 2).join(' ');
+    return key(analysis.fen) === key(fen);
+  }
+
+  // An evaluation from White's side as text: +0.35, -1.20, #3, -#2.
+  function scoreText(score) {
+    if (!score) return '';
+    if (score.mate !== undefined && score.mate !== null) return `${score.mate < 0 ? '-' : ''}#${Math.abs(score.mate)}`;
+    const cp = score.cp ?? 0;
+    return `${cp > 0 ? '+' : cp < 0 ? '−' : ''}${(Math.abs(cp) / 100).toFixed(2)}`;
+  }
+
+  // White's share of an evaluation bar, 0 to 100: the centipawns mapped
+  // to a winning chance (the logistic curve lichess draws its bar with).
+  function whiteShare(score) {
+    if (!score) return 50;
+    if (score.mate !== undefined && score.mate !== null) return score.mate > 0 || (score.mate === 0) ? 100 : 0;
+    const cp = Math.max(-1500, Math.min(1500, score.cp ?? 0));
+    return 50 + 50 * (2 / (1 + Math.exp(-0.00368208 * cp)) - 1);
+  }
+
+  // An engine's line in SAN with move numbers, from the position `fen`.
+  function lineText(fen, pv, lang) {
+    const fields = (fen || '').split(' ');
+    let number = Number(fields[5]) || 1;
+    let white = fields[1] !== 'b';
+    const out = [];
+    (pv || []).forEach((san, i) => {
+      if (white) out.push(`${number}.`);
+      else if (i === 0) out.push(`${number}…`);
+      out.push(translate(san, lang));
+      if (!white) number += 1;
+      white = !white;
+    });
+    return out.join(' ');
+  }
+
+  // A player as a card's HTML: flag, title, name, rating. `player` is a
+  // `players` entry of the feed (or null), `fallback` the name shown when
+  // none is known.
+  function playerHtml(player, fallback) {
+    const p = player || {};
+    const fed = p.fed && /^[A-Za-z]{3}$/.test(p.fed) ? p.fed.toUpperCase() : '';
+    return `${fed ? `<img class="flag" src="/flags/${fed}.svg" alt="${fed}" title="${fed}">` : ''}`
+      + `${p.title ? `<span class="title">${esc(p.title)}</span>` : ''}`
+      + `<span class="name">${esc(p.name || fallback)}</span>`
+      + `${p.rating ? `<span class="rating">${esc(p.rating)}</span>` : ''}`;
+  }
+
+  // Flags the daemon does not have (a federation it does not know): gone
+  // rather than a broken image.
+  document.addEventListener('error', (e) => {
+    if (e.target instanceof HTMLImageElement && e.target.classList.contains('flag')) e.target.remove();
+  }, true);
+
+  // A time a move took: 4.2s under ten seconds, 0:42, 12:05, 1:02:03.
+  function spentText(ms) {
+    if (ms === null || ms === undefined) return '';
+    if (ms < 10000) return `${(ms / 1000).toFixed(1)}s`;
+    const s = Math.round(ms / 1000);
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const sec = String(s % 60).padStart(2, '0');
+    return h ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+  }
+
+  // A result for people: ½ for a half point.
+  const resultText = (result) => (result && result !== '*' ? result.replaceAll('1/2', '½') : '');
+
+  return {
+    params, config, connect, login, Seen, newer, pieces, drawBoard, translate, pgnMoves, left, clockText, esc,
+    boardView, bestArrow, analysisOf, scoreText, whiteShare, lineText, playerHtml, spentText, resultText,
+  };
 })();

@@ -40,6 +40,9 @@ macro_rules! asset {
 
 const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+const SVG: &str = "image/svg+xml";
+const TEXT: &str = "text/plain; charset=utf-8";
 
 /// Every file served, by path.
 const ASSETS: &[Asset] = &[
@@ -47,11 +50,34 @@ const ASSETS: &[Asset] = &[
     asset!("/board.html", "board.html", HTML),
     asset!("/overview.html", "overview.html", HTML),
     asset!("/console.html", "console.html", HTML),
-    asset!("/displays.css", "displays.css", "text/css; charset=utf-8"),
+    asset!("/tv.html", "tv.html", HTML),
+    asset!("/displays.css", "displays.css", CSS),
     asset!("/displays.js", "displays.js", JS),
+    asset!("/board.js", "board.js", JS),
+    asset!("/cards.js", "cards.js", JS),
+    asset!("/overview.js", "overview.js", JS),
+    asset!("/tv.js", "tv.js", JS),
+    asset!("/console.js", "console.js", JS),
     asset!("/sha256.js", "sha256.js", JS),
     asset!("/mqtt.min.js", "mqtt.min.js", JS),
-    asset!("/licences/mqtt.js.txt", "mqtt.js-LICENSE.txt", "text/plain; charset=utf-8"),
+    asset!("/vendor/chessground.min.js", "vendor/chessground.min.js", JS),
+    asset!("/vendor/chessground.base.css", "vendor/chessground.base.css", CSS),
+    asset!("/vendor/pieces/wP.svg", "vendor/pieces/wP.svg", SVG),
+    asset!("/vendor/pieces/wN.svg", "vendor/pieces/wN.svg", SVG),
+    asset!("/vendor/pieces/wB.svg", "vendor/pieces/wB.svg", SVG),
+    asset!("/vendor/pieces/wR.svg", "vendor/pieces/wR.svg", SVG),
+    asset!("/vendor/pieces/wQ.svg", "vendor/pieces/wQ.svg", SVG),
+    asset!("/vendor/pieces/wK.svg", "vendor/pieces/wK.svg", SVG),
+    asset!("/vendor/pieces/bP.svg", "vendor/pieces/bP.svg", SVG),
+    asset!("/vendor/pieces/bN.svg", "vendor/pieces/bN.svg", SVG),
+    asset!("/vendor/pieces/bB.svg", "vendor/pieces/bB.svg", SVG),
+    asset!("/vendor/pieces/bR.svg", "vendor/pieces/bR.svg", SVG),
+    asset!("/vendor/pieces/bQ.svg", "vendor/pieces/bQ.svg", SVG),
+    asset!("/vendor/pieces/bK.svg", "vendor/pieces/bK.svg", SVG),
+    asset!("/licences/mqtt.js.txt", "mqtt.js-LICENSE.txt", TEXT),
+    asset!("/licences/chessground.txt", "vendor/chessground-LICENSE.txt", TEXT),
+    asset!("/licences/flag-icons.txt", "vendor/flag-icons-LICENSE.txt", TEXT),
+    asset!("/licences/SOURCE.md", "SOURCE.md", "text/markdown; charset=utf-8"),
 ];
 
 /// One PGN file as served.
@@ -172,6 +198,14 @@ fn respond<B>(request: &Request<B>, config: &str, shelf: &Shelf) -> Response<Ful
     }
     let (content_type, body) = if path == "/config.json" {
         ("application/json", Bytes::from(config.to_owned()))
+    } else if let Some(fed) = path.strip_prefix("/flags/").and_then(|rest| rest.strip_suffix(".svg")) {
+        let Some(flag) = super::flags::flag(fed) else {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "no flag: /flags/<FIDE federation, three letters>.svg, e.g. /flags/NOR.svg",
+            );
+        };
+        (SVG, Bytes::from_static(flag.svg))
     } else if let Some(asset) = ASSETS.iter().find(|a| a.path == path) {
         (asset.content_type, Bytes::from_static(asset.body))
     } else {
@@ -301,6 +335,10 @@ mod tests {
         let config = respond(&request(Method::GET, "/config.json", None), "{\"root\":\"bc\"}", &shelf);
         assert_eq!(config.headers()[header::CONTENT_TYPE], "application/json");
         assert_eq!(get("/../Cargo.toml", &shelf).status(), StatusCode::NOT_FOUND);
+        let flag = get("/flags/NOR.svg", &shelf);
+        assert_eq!(flag.status(), StatusCode::OK);
+        assert_eq!(flag.headers()[header::CONTENT_TYPE], "image/svg+xml");
+        assert_eq!(get("/flags/XYZ.svg", &shelf).status(), StatusCode::NOT_FOUND);
         assert_eq!(respond(&request(Method::POST, "/", None), "{}", &shelf).status(), StatusCode::METHOD_NOT_ALLOWED);
     }
 

@@ -22,7 +22,8 @@
 //! - [`mqtt`]: the publisher task, the commands listener and the embedded
 //!   broker.
 //! - [`key`]: the operator key file, read and created.
-//! - [`http`]: the display pages, served from the binary.
+//! - [`http`]: the display pages, served from the binary, with
+//!   `flags` (the FIDE federations' flags).
 //! - [`speech`]: a board's announcements spoken by a configured command.
 //!
 //! [`BoardSession`]: boardcast_core::session::BoardSession
@@ -30,6 +31,7 @@
 pub mod clock;
 pub mod driver;
 pub mod files;
+mod flags;
 pub mod holders;
 pub mod http;
 pub mod key;

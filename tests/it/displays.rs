@@ -165,6 +165,17 @@ impl Browser {
             .collect()
     }
 
+    /// Makes the page's viewport `width` × `height` CSS pixels, as on a
+    /// phone, a tablet or a TV (DevTools' device emulation).
+    pub(crate) fn viewport(&self, width: u32, height: u32) {
+        let params = json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600});
+        self.call(
+            "POST",
+            &format!("/session/{}/goog/cdp/execute", self.session),
+            &json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": params}),
+        );
+    }
+
     pub(crate) fn screenshot(&self, file: &Path) {
         let png = self.call("GET", &format!("/session/{}/screenshot", self.session), &json!({}));
         let bytes = base64(png.as_str().unwrap());
@@ -232,18 +243,19 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
     let site = format!("http://127.0.0.1:{http}");
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
 
-    // The demonstration board: the position, the moves, a running clock.
+    // The demonstration board: the position drawn by chessground, the
+    // moves, a running clock.
     browser.open(&format!("{site}/board.html?event=demo&round=1&board=2&lang=de"));
     browser.wait_for(Duration::from_secs(60), "return document.querySelectorAll('#moves li').length >= 6");
-    let pieces = browser.run("return [...document.querySelectorAll('#board .sq')].filter(s => s.dataset.piece).length");
+    let pieces = browser.run("return document.querySelectorAll('#board cg-board piece').length");
     assert!((2..=32).contains(&pieces.as_u64().unwrap()), "pieces on the board: {pieces}");
-    assert_eq!(browser.run("return document.querySelectorAll('#board .sq.last').length"), 2, "the last move is marked");
+    assert_eq!(
+        browser.run("return document.querySelectorAll('#board cg-board square.last-move').length"),
+        2,
+        "the last move is marked"
+    );
     assert_eq!(browser.run("return document.getElementById('link').dataset.state"), "connected");
-    let running = "return document.querySelector('.clock.running')?.textContent";
-    let before = browser.wait_for(Duration::from_secs(30), running);
-    std::thread::sleep(Duration::from_millis(1500));
-    let after = browser.run(running);
-    assert_ne!(before, after, "a running clock counts down");
+    running_clock_counts_down(&browser);
     let moves = browser.run("return [...document.querySelectorAll('#moves .san')].map(m => m.textContent).join(' ')");
     assert!(!moves.as_str().unwrap().contains('N'), "German piece letters: {moves}");
     browser.screenshot(&shots.join("board.png"));
@@ -254,7 +266,7 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
         .wait_for(Duration::from_secs(20), "return document.querySelectorAll('.card .last:not(:empty)').length == 2");
     let boards = browser.run("return [...document.querySelectorAll('.card')].map(c => c.dataset.board).join(',')");
     assert_eq!(boards, "1,2");
-    browser.screenshot(&shots.join("overview.png"));
+    browser.screenshot(&shots.join("overview-demo.png"));
 
     // The console: SHA-256 and HMAC against RFC 4231, then a signed command.
     browser.open(&format!("{site}/console.html"));
@@ -293,6 +305,257 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
     stop(&mut demo);
     drop(browser);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn player_cards_from_pairings_move_times_the_engine_s_evaluation_and_the_tv_wall() {
+    use crate::support::live::Hall;
+    let hall = Hall::new("displays-cards");
+    let dir = hall.dir.clone();
+    let Some(browser) = Browser::start(&dir.join("chromium")) else { return };
+    let Some(broker) = crate::support::mqtt::Mosquitto::start_with_websockets(&dir.join("mosquitto")) else { return };
+    let ws = broker.ws_port.unwrap();
+    // Round 10 of the Women's Grand Prix, Kazan 2012: board 1 is Muzychuk
+    // (GM, 2598, SLO) against Hou Yifan (GM, 2623, CHN).
+    let pairings = dir.join("round10.csv");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pairings/wgp-kazan-2012-round10.csv"),
+        &pairings,
+    )
+    .unwrap();
+    let capture = hall.synth_capture("twic0920-sample.pgn", 1, "b1");
+    let http = free_port();
+    let mqtt = format!(
+        "[mqtt]\nurl = \"mqtt://127.0.0.1:{}\"\nbridge_id = \"hall-pc\"\n\
+         [broadcast]\nevent = \"WGP Kazan\"\nround = \"10\"\npairings = \"{}\"\n",
+        broker.port,
+        pairings.display()
+    );
+    let config = hall.config_with_mqtt(&["b1", "b2"], &mqtt);
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[http]\nenabled = false\n",
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\nbroker_ws_url = \"ws://127.0.0.1:{ws}/mqtt\"\n"),
+    );
+    std::fs::write(&config, text).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let subscriber = Subscriber::start(&runtime, broker.port, "boardcast/v1/public/#", "test-cards-feed");
+    assert!(subscriber.wait_subscribed(Duration::from_secs(10)));
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served: {}", hall.log());
+    // A dozen plies with the clock, then the board goes quiet: the
+    // position stays, for the engine's analysis below.
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    let states = |r: &[crate::support::mqtt::Received]| -> Vec<Value> {
+        r.iter().filter(|m| m.topic.ends_with("/state") && m.json["board"] == "b1").map(|m| m.json.clone()).collect()
+    };
+    assert!(
+        subscriber
+            .wait_for(Duration::from_secs(90), |r| states(r).iter().any(|s| s["completed_plies"].as_u64() >= Some(12))),
+        "board b1 played twelve plies: {}",
+        hall.log()
+    );
+    let _ = board.kill();
+    let _ = board.wait();
+    std::thread::sleep(Duration::from_millis(1500));
+    let received = subscriber.received();
+    let state = states(&received).last().cloned().unwrap();
+    let topic =
+        received.iter().rev().find(|m| m.topic.ends_with("/state") && m.json["board"] == "b1").unwrap().topic.clone();
+    let levels: Vec<&str> = topic.split('/').collect();
+    let (event, round, label) = (levels[3], levels[4], levels[5]);
+    assert_eq!(state["players"]["white"]["title"], "GM", "the pairings file's players are in the feed: {state}");
+    let site = format!("http://127.0.0.1:{http}");
+    let board_page = format!("{site}/board.html?event={event}&round={round}&board={label}");
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
+
+    // The players' cards: flag, title, name and rating from the pairings
+    // file, White at the bottom.
+    browser.viewport(1920, 1080);
+    browser.open(&board_page);
+    let card = |id: &str| {
+        browser.wait_for(
+            Duration::from_secs(20),
+            &format!(
+                "const c = document.getElementById('{id}'); const f = c.querySelector('img.flag'); \
+                 return c.querySelector('.name')?.textContent && f && f.complete && f.naturalWidth > 0 && \
+                 [c.querySelector('.title')?.textContent, c.querySelector('.name').textContent, \
+                  c.querySelector('.rating')?.textContent, new URL(f.src).pathname]"
+            ),
+        )
+    };
+    assert_eq!(card("bottom"), json!(["GM", "Muzychuk, Anna", "2598", "/flags/SLO.svg"]), "White's card");
+    assert_eq!(card("top"), json!(["GM", "Hou, Yifan", "2623", "/flags/CHN.svg"]), "Black's card");
+    // The move times: each move's clock in the list, the time the last
+    // move of each side took on the cards.
+    let plies = state["ply"].as_u64().unwrap();
+    let clocks = browser.wait_for(
+        Duration::from_secs(20),
+        &format!(
+            "const c = [...document.querySelectorAll('#moves li .clk')].map(c => c.textContent); \
+             return c.length == {plies} && c"
+        ),
+    );
+    let clocks: Vec<&str> = clocks.as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let read = state["clocks_ms"].as_array().unwrap().iter().filter(|c| c.is_u64()).count();
+    assert!(read >= 6, "the feed has the clock after most moves: {}", state["clocks_ms"]);
+    assert_eq!(clocks.iter().filter(|c| c.contains(':')).count(), read, "each read clock is shown: {clocks:?}");
+    let spent = browser.run("return [...document.querySelectorAll('.player .spent')].map(s => s.textContent)");
+    assert!(
+        spent.as_array().unwrap().iter().all(|s| s.as_str().is_some_and(|s| s.ends_with('s') || s.contains(':'))),
+        "each card shows the time its side's last move took: {spent}"
+    );
+    assert_eq!(browser.run("return document.getElementById('evalbar').hidden"), true, "no analysis, no bar");
+    browser.screenshot(&shots.join("board-cards.png"));
+
+    // The engine's analysis of the position, as the daemon publishes it
+    // on the public tree: the bar, the best line and the arrow appear.
+    let fen = state["fen"].as_str().unwrap();
+    let position: shakmaty::Chess =
+        fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+    use shakmaty::Position as _;
+    let best = position.legal_moves()[0];
+    let best_uci = best.to_uci(shakmaty::CastlingMode::Standard).to_string();
+    let best_san = shakmaty::san::San::from_move(&position, best).to_string();
+    let analysis = json!({"game": state["game"], "ply": plies, "fen": fen, "score": {"cp": 135}, "depth": 18,
+        "nodes": 1_000_000, "pv": [best_san], "best_uci": best_uci, "engine": "Stockfish 16", "ts_ms": state["ts_ms"]});
+    let client = publisher(&runtime, broker.port);
+    let analysis_topic = format!("boardcast/v1/public/{event}/{round}/{label}/analysis");
+    runtime.block_on(client.publish(&analysis_topic, rumqttc::QoS::AtLeastOnce, true, analysis.to_string())).unwrap();
+    let shown = browser.wait_for(
+        Duration::from_secs(20),
+        "const e = document.getElementById('evalbar'); return !e.hidden && \
+         [e.dataset.score, document.querySelector('#analysis .line').textContent, \
+          document.querySelectorAll('#board svg.cg-shapes line').length > 0]",
+    );
+    let number = state["fen"].as_str().unwrap().split(' ').nth(5).unwrap().to_owned();
+    let dots = if fen.split(' ').nth(1) == Some("w") { "." } else { "…" };
+    assert_eq!(shown, json!(["+1.35", format!("{number}{dots} {best_san}"), true]), "the bar, the line, the arrow");
+    let white_share = browser.run("return parseFloat(document.querySelector('#evalbar .white').style.height)");
+    assert!(white_share.as_f64().unwrap() > 50.0, "White's side of the bar is the larger: {white_share}");
+    browser.screenshot(&shots.join("board-analysis.png"));
+    for (width, height, name) in [(1024, 768, "board-1024.png"), (390, 844, "board-phone.png")] {
+        browser.viewport(width, height);
+        browser.open(&board_page);
+        browser.wait_for(Duration::from_secs(20), "return !document.getElementById('evalbar').hidden");
+        let fits = browser.run(
+            "const b = document.querySelector('#board').getBoundingClientRect(); \
+             return b.width > 200 && b.left >= 0 && b.right <= window.innerWidth + 0.5",
+        );
+        assert_eq!(fits, true, "the whole board is on a {width}×{height} screen");
+        std::thread::sleep(Duration::from_millis(300));
+        browser.screenshot(&shots.join(name));
+    }
+    // The arbiters' live tree never shows the engine.
+    browser.viewport(1280, 720);
+    browser.run("sessionStorage.setItem('boardcast-login', JSON.stringify({username: 'arbiter', password: 'x'}));");
+    browser.open(&format!("{board_page}&tree=live"));
+    browser
+        .wait_for(Duration::from_secs(20), &format!("return document.querySelectorAll('#moves li').length == {plies}"));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(browser.run("return document.getElementById('evalbar').hidden"), true, "no evaluation on the live tree");
+
+    // The overview: the thin bar on the board's card, the round's results.
+    for (width, height, name) in [(1920, 1080, "overview.png"), (390, 844, "overview-phone.png")] {
+        browser.viewport(width, height);
+        browser.open(&format!("{site}/overview.html"));
+        let row = browser.wait_for(
+            Duration::from_secs(20),
+            &format!(
+                "const bar = document.querySelector('.card[data-board=\"{label}\"] .eval'); \
+                 const row = document.querySelector('table.results tr[data-board=\"{label}\"]'); \
+                 return bar && !bar.hidden && row && [...row.querySelectorAll('td')].map(td => td.textContent.trim())"
+            ),
+        );
+        assert_eq!(row, json!([label, "GMMuzychuk, Anna2598", "*", "GMHou, Yifan2623"]), "the results table");
+        browser.screenshot(&shots.join(name));
+    }
+
+    // The TV wall: one board a screen, the page turned every two seconds.
+    browser.viewport(1920, 1080);
+    browser.open(&format!("{site}/tv.html?per_page=1&interval_s=2"));
+    let pages = browser.wait_for(
+        Duration::from_secs(20),
+        "return document.querySelectorAll('#wall .card').length == 1 && document.body.dataset.pages",
+    );
+    assert_eq!(pages, "2", "two boards, one a page");
+    let first = browser.run("return document.querySelector('#wall .card').dataset.board");
+    browser.wait_for(Duration::from_secs(10), "return document.body.dataset.page == '2'");
+    let second = browser.run("return document.querySelector('#wall .card').dataset.board");
+    assert_ne!(first, second, "the next page shows the other board");
+    browser.wait_for(Duration::from_secs(10), &format!("return document.body.dataset.page == '1' && document.querySelector('#wall .card[data-board=\"{label}\"] cg-board piece')"));
+    browser.screenshot(&shots.join("tv.png"));
+    stop(&mut daemon);
+    drop(browser);
+}
+
+/// Asserts that the page's running clock counts down. The clock that
+/// runs changes at every press, and a reading can arrive between two looks:
+/// a clock counts down when some look shows a running clock with another
+/// text than the first look did, within a few seconds.
+fn running_clock_counts_down(browser: &Browser) {
+    let running = "return document.querySelector('.clock.running')?.textContent";
+    let first = browser.wait_for(Duration::from_secs(30), running);
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = browser.run(running);
+        if now.is_string() && now != first {
+            return;
+        }
+        assert!(Instant::now() < end, "a running clock counts down: it showed {first} for 5 s");
+    }
+}
+
+/// The pieces chessground drew on `board` (a CSS selector), each as
+/// `"e4 white pawn"`: its square worked out from where the piece stands
+/// (its transform within the board), not from what chessground says it is,
+/// sorted.
+fn drawn_pieces(browser: &Browser, board: &str) -> Vec<String> {
+    let script = format!(
+        "const b = document.querySelector('{board} cg-board'); const r = b.getBoundingClientRect(); \
+         const white = !b.closest('.orientation-black'); \
+         return [...b.querySelectorAll('piece')].filter(p => !p.classList.contains('ghost') && !p.classList.contains('fading')).map(p => {{ \
+           const m = new DOMMatrix(getComputedStyle(p).transform); \
+           let file = Math.round(m.m41 / (r.width / 8)), rank = 7 - Math.round(m.m42 / (r.height / 8)); \
+           if (!white) {{ file = 7 - file; rank = 7 - rank; }} \
+           const color = p.classList.contains('white') ? 'white' : 'black'; \
+           const role = ['king', 'queen', 'rook', 'bishop', 'knight', 'pawn'].find(x => p.classList.contains(x)); \
+           return `${{'abcdefgh'[file]}}${{rank + 1}} ${{color}} ${{role}}`; }}).sort()"
+    );
+    let value = browser.run(&script);
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("pieces: {value}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The pieces of a FEN's placement as [`drawn_pieces`] gives them.
+fn fen_pieces(fen: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (row, rank) in fen.split(' ').next().unwrap().split('/').enumerate() {
+        let mut file = 0;
+        for c in rank.chars() {
+            if let Some(skip) = c.to_digit(10) {
+                file += skip as usize;
+                continue;
+            }
+            let role = match c.to_ascii_lowercase() {
+                'k' => "king",
+                'q' => "queen",
+                'r' => "rook",
+                'b' => "bishop",
+                'n' => "knight",
+                _ => "pawn",
+            };
+            let color = if c.is_ascii_uppercase() { "white" } else { "black" };
+            out.push(format!("{}{} {color} {role}", &"abcdefgh"[file..=file], 8 - row));
+            file += 1;
+        }
+    }
+    out.sort();
+    out
 }
 
 fn hex(text: &str) -> Vec<u8> {
@@ -454,6 +717,24 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
     // Made: provisional on both pages.
     publish_to(made);
     assert_eq!(board_move(&old), json!([true, why, 1, ply]), "a made move is provisional on the board page");
+    // Chessground draws each piece of the position on its square, White
+    // at the bottom, and turned round with `flip=1`.
+    let position = fen_pieces(feed[made]["payload"]["fen"].as_str().unwrap());
+    assert!(position.len() > 20, "{position:?}");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(drawn_pieces(&browser, "#board"), position, "chessground draws the position");
+    browser.open(&format!("{board_page}&flip=1"));
+    browser.wait_for(
+        Duration::from_secs(20),
+        &format!("return document.querySelectorAll('#moves li[data-ply=\"{ply}\"]').length"),
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        browser.run("return !!document.querySelector('#board .orientation-black')"),
+        true,
+        "flip=1 puts White at the top"
+    );
+    assert_eq!(drawn_pieces(&browser, "#board"), position, "turned round, each piece is still on its square");
     assert_eq!(console_move(&old), json!([true, "made", ply.to_string(), 1]), "and on the console");
     // Amended: the move shown is replaced, not added to; still provisional,
     // on the overview as well.

@@ -257,6 +257,19 @@ impl GameRecord {
         self.plies.iter().rposition(|p| p.status == MoveStatus::Completed).map_or(0, |i| i + 1)
     }
 
+    /// The time the mover of ply `index` (from 0) took for it: from the
+    /// opponent's press of the clock to the mover's own, or, where a
+    /// press was not seen, from when the board showed the previous move to
+    /// when it showed this one. `None` for the first ply (when the clock
+    /// was started is not seen).
+    pub(crate) fn spent_ms(&self, index: usize) -> Option<u64> {
+        let ply = self.plies.get(index)?;
+        let before = self.plies.get(index.checked_sub(1)?)?;
+        let end = ply.pressed_at.unwrap_or(ply.made_at);
+        let start = before.pressed_at.unwrap_or(before.made_at);
+        (end >= start).then(|| (end.as_micros() - start.as_micros()) / 1000)
+    }
+
     /// Moves completed by `color`.
     pub(crate) fn moves_by(&self, color: Color) -> u32 {
         self.plies.iter().filter(|p| p.mover == color && p.status == MoveStatus::Completed).count() as u32

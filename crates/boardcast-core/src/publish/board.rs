@@ -20,7 +20,7 @@ use super::{
     Item, Publication, Qos,
     payload::{
         self, AcknowledgedPayload, AlertFields, AlertPayload, BoardStatusPayload, Clock, ClockPayload, Display,
-        Envelope, LastMove, MovePayload, PgnPayload, Place, Replaces, StateGame, StatePayload, SummaryEntry,
+        Envelope, LastMove, MovePayload, PgnPayload, Place, Players, Replaces, StateGame, StatePayload, SummaryEntry,
         SummaryGame,
     },
     render::{Language, color_name, localized, translate},
@@ -472,6 +472,8 @@ impl BoardFeed {
                 inferred: ply.inferred,
                 display,
                 spoken,
+                clock_ms: ply.clock_ms,
+                spent_ms: game.spent_ms(index),
             }
         });
         payload.fen = Some(fen(position));
@@ -482,6 +484,9 @@ impl BoardFeed {
             white: game.tag("White"),
             black: game.tag("Black"),
             last_move,
+            players: Players::of(&game.tags),
+            clocks_ms: game.plies.iter().map(|p| p.clock_ms).collect(),
+            spent_ms: (0..game.plies.len()).map(|i| game.spent_ms(i)).collect(),
         });
         let (result, termination) = match &game.result {
             Some(result) => (result.pgn(), Some(result.termination.describe())),
@@ -513,6 +518,8 @@ impl BoardFeed {
                 completed_plies: game.completed_plies(),
                 last_san: game.plies.last().map(|p| p.san.to_string()),
                 result: game.result.as_ref().map_or("*", |r| r.pgn()),
+                termination: game.result.as_ref().map(|r| r.termination.describe()),
+                players: Players::of(&game.tags),
             }),
         }
     }

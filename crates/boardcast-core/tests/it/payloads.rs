@@ -5,8 +5,8 @@
 
 use boardcast_core::publish::payload::{
     AcknowledgedPayload, AlertFields, AlertPayload, BoardStatusPayload, BridgeStatusPayload, Clock, ClockPayload,
-    CommandReply, Display, Envelope, EvidenceFields, LastMove, MovePayload, NoticePayload, PgnPayload, Place, Replaces,
-    SCHEMA, StateGame, StatePayload, SummaryEntry, SummaryGame, SummaryPayload, to_value,
+    CommandReply, Display, Envelope, EvidenceFields, LastMove, MovePayload, NoticePayload, PgnPayload, Place, Player,
+    Players, Replaces, SCHEMA, StateGame, StatePayload, SummaryEntry, SummaryGame, SummaryPayload, to_value,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -27,6 +27,20 @@ fn place() -> Place<'static> {
 
 fn clock() -> Clock {
     Clock { white_ms: 60_000, black_ms: 59_000, running: Some("white"), read_at_ms: 1_795_259_698_000 }
+}
+
+fn players() -> Players<'static> {
+    let unknown = Player { name: None, title: None, rating: None, fed: None, fide_id: None };
+    Players {
+        white: Player {
+            name: Some("Navara, D."),
+            title: Some("GM"),
+            rating: Some(2699),
+            fed: Some("CZE"),
+            fide_id: Some(309095),
+        },
+        black: unknown,
+    }
 }
 
 fn display() -> Display {
@@ -110,11 +124,16 @@ fn board_payloads_publish_the_documented_keys_in_order() {
         inferred: false,
         display: display(),
         spoken: String::new(),
+        clock_ms: None,
+        spent_ms: Some(12_000),
     };
     assert_eq!(
         keys(&last_move, &[MQTT]),
-        ["ply", "color", "san", "uci", "status", "illegal", "inferred", "display", "spoken"]
+        ["ply", "color", "san", "uci", "status", "illegal", "inferred", "display", "spoken", "clock_ms", "spent_ms"]
     );
+    assert_eq!(keys(&players(), &[MQTT]), ["white", "black"]);
+    assert_eq!(keys(&players().white, &[MQTT]), ["name", "title", "rating", "fed", "fide_id"]);
+    assert_eq!(to_value(&players().black)["title"], Value::Null, "unknown is null");
     let state = StatePayload {
         envelope: envelope(),
         place: place(),
@@ -132,6 +151,9 @@ fn board_payloads_publish_the_documented_keys_in_order() {
             white: Some("Navara, D."),
             black: None,
             last_move: Some(last_move),
+            players: players(),
+            clocks_ms: vec![Some(59_000), None],
+            spent_ms: vec![None, Some(12_000)],
         }),
         result: "*",
         termination: Some(None),
@@ -154,6 +176,9 @@ fn board_payloads_publish_the_documented_keys_in_order() {
             "white",
             "black",
             "last_move",
+            "players",
+            "clocks_ms",
+            "spent_ms",
             "result",
             "termination",
         ])
@@ -238,6 +263,8 @@ fn round_and_bridge_payloads_publish_the_documented_keys_in_order() {
             completed_plies: 2,
             last_san: Some("Nf3".into()),
             result: "*",
+            termination: None,
+            players: players(),
         }),
     };
     assert_eq!(
@@ -257,6 +284,8 @@ fn round_and_bridge_payloads_publish_the_documented_keys_in_order() {
             "completed_plies",
             "last_san",
             "result",
+            "termination",
+            "players",
         ]
     );
     let entry = to_value(&entry);

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Clock, Display, Envelope, Place};
+use super::{Clock, Display, Envelope, Place, Players};
 
 /// `…/<board>/state`: the whole picture of the board, self-contained (a
 /// display that joins late needs nothing else). Docs/mqtt.md, "`state`".
@@ -59,6 +59,15 @@ pub struct StateGame<'a> {
     pub black: Option<&'a str>,
     /// The last move on the record, or `null`.
     pub last_move: Option<LastMove>,
+    /// Both players: name, title, rating, federation, FIDE id.
+    pub players: Players<'a>,
+    /// For each ply, the mover's clock after it, or `null` where it was
+    /// not read (a move only made has none yet).
+    pub clocks_ms: Vec<Option<u64>>,
+    /// For each ply, the time its mover took: from the opponent's press of
+    /// the clock to the mover's own (without presses, between the moves
+    /// shown on the board); `null` for the first ply.
+    pub spent_ms: Vec<Option<u64>>,
 }
 
 /// `state`'s `last_move`.
@@ -82,6 +91,10 @@ pub struct LastMove {
     pub display: Display,
     /// The move as spoken (appendix D.2.1).
     pub spoken: String,
+    /// The mover's clock after the move, or `null`.
+    pub clock_ms: Option<u64>,
+    /// The time the mover took, or `null`.
+    pub spent_ms: Option<u64>,
 }
 
 /// `…/<board>/moves`: one move event. Docs/mqtt.md, "`moves`".

@@ -88,6 +88,58 @@ pub struct Clock {
     pub read_at_ms: i64,
 }
 
+/// The two players of a game as `state` and `summary` carry them
+/// (`players`), from the game's PGN tags (pairings, configuration).
+#[derive(Clone, Debug, Serialize)]
+pub struct Players<'a> {
+    /// The player with the white pieces.
+    pub white: Player<'a>,
+    /// The player with the black pieces.
+    pub black: Player<'a>,
+}
+
+/// One player; `null` where the tags say nothing.
+#[derive(Clone, Debug, Serialize)]
+pub struct Player<'a> {
+    /// The name (`White`, `Black`).
+    pub name: Option<&'a str>,
+    /// The FIDE title, `GM`, `WIM` … (`WhiteTitle`).
+    pub title: Option<&'a str>,
+    /// The rating (`WhiteElo`).
+    pub rating: Option<u32>,
+    /// The FIDE federation, three letters (`WhiteFed`); its flag is served
+    /// at `/flags/<fed>.svg`.
+    pub fed: Option<&'a str>,
+    /// The FIDE id (`WhiteFideId`).
+    pub fide_id: Option<u64>,
+}
+
+impl<'a> Players<'a> {
+    /// The players of a game with these tags.
+    pub fn of(tags: &'a [(String, String)]) -> Self {
+        Self { white: Player::of(tags, "White"), black: Player::of(tags, "Black") }
+    }
+}
+
+impl<'a> Player<'a> {
+    fn of(tags: &'a [(String, String)], side: &str) -> Self {
+        // An empty tag, `?` or `-` is PGN's "unknown".
+        let tag = |suffix: &str| {
+            tags.iter()
+                .find(|(k, _)| k.strip_prefix(side) == Some(suffix))
+                .map(|(_, v)| v.trim())
+                .filter(|v| !v.is_empty() && *v != "?" && *v != "-")
+        };
+        Self {
+            name: tag(""),
+            title: tag("Title"),
+            rating: tag("Elo").and_then(|v| v.parse().ok()).filter(|&r| r > 0),
+            fed: tag("Fed"),
+            fide_id: tag("FideId").and_then(|v| v.parse().ok()).filter(|&id| id > 0),
+        }
+    }
+}
+
 /// The move in each display language (`display`): an object keyed by the
 /// language code, in the order of `mqtt.languages`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

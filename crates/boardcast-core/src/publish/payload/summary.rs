@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Clock;
+use super::{Clock, Players};
 
 /// `…/<round>/summary`.
 #[derive(Clone, Debug, Serialize)]
@@ -68,4 +68,8 @@ pub struct SummaryGame<'a> {
     pub last_san: Option<String>,
     /// `1-0`, `0-1`, `1/2-1/2` or `*`.
     pub result: &'static str,
+    /// How the game ended, or `null`.
+    pub termination: Option<&'static str>,
+    /// Both players: name, title, rating, federation, FIDE id.
+    pub players: Players<'a>,
 }

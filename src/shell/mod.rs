@@ -24,9 +24,12 @@
 //! - [`key`]: the operator key file, read and created.
 //! - [`http`]: the display pages, served from the binary.
 //! - [`speech`]: a board's announcements spoken by a configured command.
+//! - [`analysis`]: the engine pool: UCI engines analysing the boards'
+//!   positions for the public tree.
 //!
 //! [`BoardSession`]: boardcast_core::session::BoardSession
 
+pub mod analysis;
 pub mod clock;
 pub mod driver;
 pub mod files;

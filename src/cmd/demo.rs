@@ -232,6 +232,17 @@ fn demo_config(
         delay = args.public_delay_s,
         accounts = path("accounts"),
     );
+    // Spectators' analysis when Stockfish is installed (Debian puts it in
+    // /usr/games, outside most users' PATH): the demo shows what a hall
+    // gets, and says where it comes from.
+    if let Some(engine) = boardcast::config::find_stockfish() {
+        let _ = write!(
+            text,
+            "# Stockfish ({}) analyses each position for the public tree (docs/displays.md, \"Analysis\").\n\
+             [analysis]\nenabled = true\nmovetime_ms = 500\n\n",
+            engine.display()
+        );
+    }
     // Games played `speed` times faster than real play: a board must
     // settle for 300 ms of the game's time, not of ours.
     let scale = |ms: u64| ((ms as f64 / args.speed.max(1.0)).round() as u64).max(1);

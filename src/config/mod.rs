@@ -8,6 +8,7 @@
 //! files. Every key carries its unit (`settle_ms`), and a wrong value is
 //! reported with its key, the value and what is accepted.
 
+mod analysis;
 mod boards;
 mod broadcast;
 mod files;
@@ -23,6 +24,7 @@ mod speech;
 mod tests;
 
 pub use self::{
+    analysis::{Analysis, AnalysisConfig, DEBIAN_STOCKFISH, find_stockfish},
     boards::{Board, BoardConfig, DiscoveryConfig, FindBoard, Pairing},
     broadcast::BroadcastConfig,
     files::{PgnConfig, RecordingConfig},
@@ -75,6 +77,8 @@ pub struct Config {
     pub speech: SpeechConfig,
     /// DGT LiveChess's local API (`livechess.rs`).
     pub livechess: LiveChessConfig,
+    /// Engine analysis for spectators (`analysis.rs`).
+    pub analysis: AnalysisConfig,
     /// The boards.
     #[serde(default)]
     pub boards: Vec<BoardConfig>,

@@ -415,3 +415,37 @@ fn settings_out_of_range_say_what_is_accepted() {
         config.link().unwrap_err().to_string().starts_with("link.silent_ms = 1000: more than link.keepalive_ms (2000)")
     );
 }
+
+#[test]
+fn analysis_is_off_unless_enabled_and_its_budget_and_sizes_are_checked() {
+    use boardcast_core::analysis::uci::Budget;
+    assert_eq!(parse("").analysis().unwrap(), None, "off by default");
+    let with = |change: &dyn Fn(&mut AnalysisConfig)| {
+        let mut config = parse("");
+        config.analysis.enabled = true;
+        change(&mut config.analysis);
+        config
+    };
+    let analysis = with(&|_| {}).analysis().unwrap().unwrap();
+    assert_eq!(analysis.engine, None, "Stockfish is looked for");
+    assert_eq!((analysis.engines, analysis.threads, analysis.hash_mb), (1, 1, 64));
+    assert_eq!(analysis.budget, Budget::MoveTime { ms: 1000 });
+    assert_eq!(analysis.deadline(), Duration::from_secs(11));
+    let nodes = with(&|a| a.nodes = 1_000_000).analysis().unwrap().unwrap();
+    assert_eq!(nodes.budget, Budget::Nodes { nodes: 1_000_000 });
+    assert_eq!(nodes.deadline(), Duration::from_secs(10));
+    let named = with(&|a| a.engine = "/opt/engines/lc0".into()).analysis().unwrap().unwrap();
+    assert_eq!(named.engine.as_deref(), Some(std::path::Path::new("/opt/engines/lc0")));
+    assert_eq!(named.find_engine(), None, "a configured engine that is not there is not replaced by another");
+    for (change, message) in [
+        (&(|a: &mut AnalysisConfig| a.engines = 0) as &dyn Fn(&mut AnalysisConfig), "analysis.engines = 0: 1 to 64"),
+        (&|a| a.threads = 0, "analysis.threads = 0: 1 to 512"),
+        (&|a| a.hash_mb = 0, "analysis.hash_mb = 0: 1 to 65536 MiB"),
+        (&|a| a.movetime_ms = 5, "analysis.movetime_ms = 5: at least 10 milliseconds"),
+        (&|a| a.nodes = 10, "analysis.nodes = 10: at least 1000 nodes"),
+        (&|a| a.hung_after_ms = 0, "analysis.hung_after_ms = 0: at least 100 milliseconds"),
+    ] {
+        let got = with(change).analysis().unwrap_err().to_string();
+        assert!(got.starts_with(message), "{got}");
+    }
+}

@@ -25,9 +25,12 @@
 //! - [`http`]: the display pages, served from the binary, with
 //!   `flags` (the FIDE federations' flags).
 //! - [`speech`]: a board's announcements spoken by a configured command.
+//! - [`analysis`]: the engine pool: UCI engines analysing the boards'
+//!   positions for the public tree.
 //!
 //! [`BoardSession`]: boardcast_core::session::BoardSession
 
+pub mod analysis;
 pub mod clock;
 pub mod driver;
 pub mod files;

@@ -10,7 +10,8 @@
 //! - [`mqtt`], [`commands`], [`operator`], [`security`], [`tls`]: the feed,
 //!   operator commands and who may do what; [`reload`]: accounts and
 //!   certificates reloaded on SIGHUP;
-//! - [`displays`]: the pages in headless Chromium;
+//! - [`displays`]: the pages in headless Chromium; [`analysis`]: engine
+//!   analysis with the real Stockfish, on the public tree only;
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`livechess`]: DGT LiveChess's clients (a PyPI helper, a browser
 //!   connector's WebSocket, LiveChess Cloud readers) against the daemon;
@@ -23,6 +24,7 @@
 mod support;
 
 mod alert_quality;
+mod analysis;
 mod bridges;
 mod calibrate;
 mod cli;

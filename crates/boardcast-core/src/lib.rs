@@ -25,7 +25,10 @@
 //! - [`publish`]: events to MQTT topics and payloads, guards and the
 //!   public delay; [`deliver`] and [`lichess`]: PGN for broadcast sites,
 //!   with the players from a round's [`pairings`];
-//! - [`replay`]: a capture driven through a session in virtual time.
+//! - [`replay`]: a capture driven through a session in virtual time;
+//! - [`analysis`]: engine analysis for spectators: which position next,
+//!   UCI lines, and the gate that holds a result until its position is
+//!   public.
 //!
 //! Its dependencies are shakmaty, serde and a few small pure crates; CI
 //! fails if an async runtime, a broker or a serial-port crate appears in
@@ -52,6 +55,7 @@ pub use self::{
 };
 
 pub mod alert;
+pub mod analysis;
 pub mod capture;
 pub mod deliver;
 pub mod event;

@@ -201,6 +201,11 @@ fn outlets_of(
     if let Some(feed) = &shared.feed {
         outlets.push(feed.outlet(start, turn));
     }
+    if let Some(positions) = &shared.analysis
+        && !is_mirror(board)
+    {
+        outlets.push(super::analysis::outlet(start, positions));
+    }
     if let Some(snapshots) = &shared.livechess
         && !is_mirror(board)
     {

@@ -5,6 +5,7 @@
 //! says the bridge is offline. SIGHUP reloads the broker's accounts and
 //! certificate (`reload.rs`).
 
+mod analysis;
 mod board;
 mod deliver;
 mod feed;
@@ -65,6 +66,8 @@ struct Shared {
     feed: Option<feed::BoardFeeds>,
     /// Announcing moves aloud, for the boards it names.
     speech: Option<Speech>,
+    /// Where boards send their positions for analysis, when engines run.
+    analysis: Option<mpsc::UnboundedSender<boardcast_core::analysis::schedule::Position>>,
     /// Where boards send their LiveChess snapshots, when the API is served.
     livechess: Option<mpsc::UnboundedSender<boardcast_core::livechess::board::Snapshot>>,
     /// The boards running now, for operator commands and for a mirror
@@ -191,6 +194,20 @@ pub(crate) async fn serve(
             plan.site.clone(),
         ),
     };
+    let pool = match (&plan.analysis, &started) {
+        (Some(analysis), Some(feed)) => {
+            analysis::start(analysis, feed.topics.clone(), plan.public_delay, feed.items.clone())
+        }
+        (Some(_), None) => {
+            tracing::warn!("analysis: enabled, but there is no feed to publish it on (mqtt.enabled = false)");
+            None
+        }
+        _ => None,
+    };
+    let (pool_positions, pool_task) = match pool {
+        Some(pool) => (Some(pool.positions), Some(pool.task)),
+        None => (None, None),
+    };
     let deliverer = tokio::spawn(deliver::run(delivery, deliver_rx).instrument(tracing::info_span!("deliver")));
     let (pgn_tx, pgn_rx) = mpsc::unbounded_channel();
     let pgn_writer = tokio::spawn(
@@ -214,6 +231,7 @@ pub(crate) async fn serve(
             marks: s.marks.clone(),
         }),
         speech: plan.speech,
+        analysis: pool_positions,
         livechess,
         boards,
         shutdown: shutdown.clone(),
@@ -233,6 +251,11 @@ pub(crate) async fn serve(
     drop(shared);
     tasks.close();
     tasks.wait().await;
+    // No board sends positions any more: the pool stops its engines and
+    // lets go of the feed.
+    if let Some(pool) = pool_task {
+        let _ = pool.await;
+    }
     // No board is left to command; the router's hold on the feed goes.
     if let Some(router) = router {
         router.abort();

@@ -9,8 +9,8 @@ use anyhow::{anyhow, bail};
 
 use boardcast::{
     config::{
-        Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt, Pairing,
-        Speech,
+        Analysis, Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt,
+        Pairing, Speech,
     },
     shell::lichess::Token,
 };
@@ -51,6 +51,8 @@ pub(crate) struct Plan {
     /// Where the event is played (`[broadcast] site`), for the LiveChess
     /// tournaments' location.
     pub(crate) site: Option<String>,
+    /// `None`: no engine analysis (`analysis.enabled = false`).
+    pub(crate) analysis: Option<Analysis>,
 }
 
 impl Plan {
@@ -94,6 +96,7 @@ impl Plan {
             anonymous: config.mqtt.embedded.anonymous.clone(),
             livechess: config.livechess().map_err(in_sources)?,
             site: Some(config.broadcast.site.trim().to_owned()).filter(|s| !s.is_empty()),
+            analysis: config.analysis().map_err(in_sources)?,
         })
     }
 }
@@ -133,6 +136,7 @@ impl Plan {
         lines.extend(self.describe_delivery());
         lines.extend(self.describe_pairings());
         lines.extend(self.describe_speech());
+        lines.push(self.describe_analysis());
         lines.push(describe_judging(&self.reconstruction));
         Ok(lines)
     }
@@ -274,6 +278,52 @@ impl Plan {
                 None => format!("speech: {} is silent (not in speech.boards)", board.name),
             })
             .collect()
+    }
+}
+
+impl Plan {
+    /// Engine analysis: which engine, how much of it, where it goes.
+    fn describe_analysis(&self) -> String {
+        let Some(analysis) = &self.analysis else {
+            return "analysis: none (analysis.enabled = false)".to_owned();
+        };
+        if self.mqtt.is_none() {
+            return "analysis: WARNING: enabled, but there is no feed to publish it on (mqtt.enabled = false): none"
+                .to_owned();
+        }
+        let Some(engine) = analysis.find_engine() else {
+            return format!("analysis: WARNING: {}: none (the rest runs as usual)", no_engine(analysis));
+        };
+        format!(
+            "analysis: {} engine(s) {}, {} thread(s) and {} MiB hash each, {} per position (hung after {} ms more), on public/…/<board>/analysis no earlier than the position itself ({} s delay)",
+            analysis.engines,
+            engine.display(),
+            analysis.threads,
+            analysis.hash_mb,
+            describe_budget(analysis.budget),
+            analysis.hung_after.as_millis(),
+            self.public_delay.as_secs()
+        )
+    }
+}
+
+/// Why no engine is run, and what to do.
+pub(crate) fn no_engine(analysis: &Analysis) -> String {
+    match &analysis.engine {
+        Some(path) => {
+            format!("the engine {} (analysis.engine) is not there: install it or correct the path", path.display())
+        }
+        None => format!(
+            "no engine found (stockfish is neither on PATH nor {}): `apt-get install stockfish`, or set analysis.engine",
+            boardcast::config::DEBIAN_STOCKFISH
+        ),
+    }
+}
+
+fn describe_budget(budget: boardcast_core::analysis::uci::Budget) -> String {
+    match budget {
+        boardcast_core::analysis::uci::Budget::MoveTime { ms } => format!("{ms} ms"),
+        boardcast_core::analysis::uci::Budget::Nodes { nodes } => format!("{nodes} nodes"),
     }
 }
 

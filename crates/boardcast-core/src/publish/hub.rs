@@ -20,12 +20,17 @@
 //! (`ts_ms`, and fields ending in `_at_ms`) is moved forward by the delay:
 //! the public clock then runs exactly as the live one did, `delay` ago.
 //!
+//! An engine's analysis ([`Item::Analysis`]) waits here for the public copy
+//! of the `state` that shows its position: whatever clock the analysis
+//! pool keeps, the hub's own release of the position is what the analysis
+//! may not overtake.
+//!
 //! Times here are [`Timestamp`]s of a monotonic clock the caller keeps (the
 //! session clock live, the capture's time in a replay; never the wall
 //! clock, which may jump); only payload times are wall-clock.
 
 use std::{
-    collections::{BTreeMap, VecDeque},
+    collections::{BTreeMap, HashMap, VecDeque},
     time::Duration,
 };
 
@@ -62,6 +67,11 @@ pub struct Hub {
     delayed: VecDeque<(Timestamp, Item)>,
     /// Each tree's rounds' summaries.
     summaries: BTreeMap<(Tree, RoundPath), Summary>,
+    /// Each board's position in the public tree (by its live `state`
+    /// topic): game and ply of the last public `state`.
+    shown: HashMap<String, (u32, usize)>,
+    /// Each board's newest analysis whose position is not public yet.
+    analyses: HashMap<String, ((u32, usize), Publication)>,
     out: VecDeque<Publication>,
 }
 
@@ -74,6 +84,8 @@ impl Hub {
             delay,
             delayed: VecDeque::new(),
             summaries: BTreeMap::new(),
+            shown: HashMap::new(),
+            analyses: HashMap::new(),
             out: VecDeque::new(),
         }
     }
@@ -91,6 +103,17 @@ impl Hub {
                 self.summary(now, Tree::Live, round, board, entry.clone());
                 self.delayed.push_back((now + self.delay, item));
             }
+            Item::Analysis { .. } => {
+                // Whatever the delay: it waits for the public state.
+                let Item::Analysis { state, game, ply, publication } = item else { unreachable!("matched") };
+                if publication.payload.is_none() || self.shown.get(&state) == Some(&(game, ply)) {
+                    self.out.push_back(publication);
+                } else {
+                    self.analyses.insert(state, ((game, ply), publication));
+                }
+                self.handle_timeout(now);
+                return;
+            }
         }
         // Without a delay the public copy goes out with the live one.
         self.handle_timeout(now);
@@ -102,6 +125,8 @@ impl Hub {
             match item {
                 Item::Publish(mut publication) => {
                     let Some(topic) = self.topics.to_public(&publication.topic) else { continue };
+                    let shows = shown_position(&publication);
+                    let live = std::mem::take(&mut publication.topic);
                     publication.topic = topic;
                     if let Some(payload) = &mut publication.payload {
                         shift_times(payload, self.delay_ms());
@@ -111,7 +136,12 @@ impl Hub {
                         }
                     }
                     self.out.push_back(publication);
+                    if let Some(position) = shows {
+                        self.show(live, position);
+                    }
                 }
+                // Never delayed (handled as it comes).
+                Item::Analysis { .. } => {}
                 Item::SummaryEntry { round, board, mut entry } => {
                     shift_times(&mut entry, self.delay_ms());
                     self.summary(now, Tree::Public, &round, &board, entry);
@@ -139,6 +169,16 @@ impl Hub {
         for (tree, round) in due {
             self.publish_summary(now, tree, &round);
         }
+    }
+
+    /// The public tree shows `position` of the board whose live state
+    /// topic is `state`: its analysis, if it waits, goes out after it.
+    fn show(&mut self, state: String, position: (u32, usize)) {
+        if self.analyses.get(&state).is_some_and(|(of, _)| *of == position) {
+            let (_, publication) = self.analyses.remove(&state).expect("just seen");
+            self.out.push_back(publication);
+        }
+        self.shown.insert(state, position);
     }
 
     /// The delay in whole milliseconds, as payloads carry it.
@@ -186,6 +226,18 @@ impl Hub {
             public: false,
         });
     }
+}
+
+/// The game and ply a `state` publication shows (`None` for any other
+/// topic, or a state before the first game).
+fn shown_position(publication: &Publication) -> Option<(u32, usize)> {
+    if !publication.topic.ends_with("/state") {
+        return None;
+    }
+    let payload = publication.payload.as_ref()?;
+    let game = u32::try_from(payload.get("game")?.as_u64()?).ok()?;
+    let ply = usize::try_from(payload.get("ply")?.as_u64()?).ok()?;
+    Some((game, ply))
 }
 
 /// Moves every time in a payload (`ts_ms`, `…_at_ms`) forward by `delay`.
@@ -300,6 +352,78 @@ mod tests {
         assert!(out.iter().any(|p| p.topic == "bc/v1/public/e/1/summary/pc1"));
         assert!(out.iter().any(|p| p.topic == "bc/v1/live/e/2/summary/pc1"), "rounds are kept apart");
         assert!(out.iter().all(|p| p.retain));
+    }
+
+    fn state(game: u32, ply: usize) -> Item {
+        Item::Publish(Publication {
+            topic: "bc/v1/live/e/1/b/state".into(),
+            payload: Some(json!({"ts_ms": 1, "game": game, "ply": ply})),
+            retain: true,
+            qos: Qos::AtMostOnce,
+            public: true,
+        })
+    }
+
+    fn analysis(game: u32, ply: usize, cp: i64) -> Item {
+        Item::Analysis {
+            state: "bc/v1/live/e/1/b/state".into(),
+            game,
+            ply,
+            publication: Publication {
+                topic: "bc/v1/public/e/1/b/analysis".into(),
+                payload: Some(json!({"game": game, "ply": ply, "score": {"cp": cp}})),
+                retain: true,
+                qos: Qos::AtMostOnce,
+                public: false,
+            },
+        }
+    }
+
+    #[test]
+    fn an_analysis_never_goes_out_before_the_public_state_of_its_position() {
+        let mut hub = Hub::new(topics(), "boot", Duration::from_secs(10));
+        hub.handle_item(ms(0), state(1, 1));
+        // The analysis is ready early (the pool's clock may run ahead of
+        // the hub's): it waits for the public state, not for a time.
+        hub.handle_item(ms(5_000), analysis(1, 1, 30));
+        hub.handle_item(ms(6_000), state(1, 2));
+        let live: Vec<String> = drain(&mut hub).into_iter().map(|p| p.topic).collect();
+        assert!(live.iter().all(|t| t.contains("/live/")), "{live:?}");
+        hub.handle_timeout(ms(10_000));
+        let out: Vec<String> = drain(&mut hub).into_iter().map(|p| p.topic).collect();
+        assert_eq!(out, ["bc/v1/public/e/1/b/state", "bc/v1/public/e/1/b/analysis"], "right after its position");
+        // Once the position is public, its analysis goes out as it comes.
+        hub.handle_timeout(ms(16_000));
+        drain(&mut hub);
+        hub.handle_item(ms(16_500), analysis(1, 2, 40));
+        let out = drain(&mut hub);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].payload.as_ref().unwrap()["score"]["cp"], 40);
+        assert!(!out.iter().any(|p| p.topic.contains("/live/")), "never in the live tree");
+    }
+
+    #[test]
+    fn an_analysis_of_a_position_the_public_tree_never_shows_is_replaced_and_a_clearing_is_not_held() {
+        let mut hub = Hub::new(topics(), "boot", Duration::from_secs(10));
+        hub.handle_item(ms(0), state(1, 1));
+        hub.handle_item(ms(1), analysis(1, 7, 1));
+        hub.handle_item(ms(2), analysis(1, 1, 2));
+        drain(&mut hub);
+        hub.handle_timeout(ms(10_000));
+        let out = drain(&mut hub);
+        let analyses: Vec<_> = out.iter().filter(|p| p.topic.ends_with("/analysis")).collect();
+        assert_eq!(analyses.len(), 1);
+        assert_eq!(analyses[0].payload.as_ref().unwrap()["ply"], 1);
+        let clear = Item::Analysis {
+            state: "bc/v1/live/e/1/b/state".into(),
+            game: 1,
+            ply: 9,
+            publication: Publication::clear("bc/v1/public/e/1/b/analysis".into()),
+        };
+        hub.handle_item(ms(10_001), clear);
+        let out = drain(&mut hub);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].payload, None);
     }
 
     #[test]

@@ -88,4 +88,19 @@ pub enum Item {
         /// Its line.
         entry: Value,
     },
+    /// An engine's analysis of a board's position, already on its public
+    /// topic: the hub lets it out only once the public copy of the board's
+    /// `state` shows that very position (at once if it does already), so
+    /// that no evaluation ever runs ahead of the delayed position
+    /// (crate::analysis). A clearing (no payload) goes out at once.
+    Analysis {
+        /// The board's `state` topic in the live tree (names the board).
+        state: String,
+        /// The analysed position's game, as `state` has it.
+        game: u32,
+        /// Its plies on the record, as `state` has them.
+        ply: usize,
+        /// The message.
+        publication: Publication,
+    },
 }

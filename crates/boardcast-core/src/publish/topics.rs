@@ -4,6 +4,7 @@
 //! <root>/v1/live/<event>/<round>/<board>/{state,moves,pgn,clock,alerts}
 //! <root>/v1/live/<event>/<round>/summary/<bridge-id>
 //! <root>/v1/public/…            the same without alerts, delayed
+//! <root>/v1/public/<event>/<round>/<board>/analysis   an engine's (public only)
 //! <root>/v1/bridges/<bridge-id>/status
 //! <root>/v1/bridges/<bridge-id>/boards/<serial>/status
 //! ```
@@ -110,6 +111,13 @@ impl Topics {
     /// `<root>/v1/<tree>/<event>/<round>/<board>/<topic>`.
     pub(crate) fn board(&self, tree: Tree, path: &BoardPath, topic: BoardTopic) -> String {
         format!("{}/v1/{}/{}/{}/{}/{}", self.root, tree.name(), path.event, path.round, path.board, topic.name())
+    }
+
+    /// `<root>/v1/public/<event>/<round>/<board>/analysis`: an engine's
+    /// analysis, in the public tree only (it has no live counterpart, and
+    /// [`Self::to_public`] never makes one).
+    pub fn analysis(&self, path: &BoardPath) -> String {
+        format!("{}/v1/public/{}/{}/{}/analysis", self.root, path.event, path.round, path.board)
     }
 
     /// `<root>/v1/<tree>/<event>/<round>/summary/<bridge-id>`: the boards of

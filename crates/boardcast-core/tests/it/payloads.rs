@@ -3,10 +3,12 @@
 //! fields, docs/operator.md for command replies), and the keys go out in
 //! the order displays have always received them.
 
+use boardcast_core::analysis::uci::Score;
 use boardcast_core::publish::payload::{
-    AcknowledgedPayload, AlertFields, AlertPayload, BoardStatusPayload, BridgeStatusPayload, Clock, ClockPayload,
-    CommandReply, Display, Envelope, EvidenceFields, LastMove, MovePayload, NoticePayload, PgnPayload, Place, Player,
-    Players, Replaces, SCHEMA, StateGame, StatePayload, SummaryEntry, SummaryGame, SummaryPayload, to_value,
+    AcknowledgedPayload, AlertFields, AlertPayload, AnalysisPayload, BoardStatusPayload, BridgeStatusPayload, Clock,
+    ClockPayload, CommandReply, Display, Envelope, EvidenceFields, LastMove, MovePayload, NoticePayload, PgnPayload,
+    Place, Player, Players, Replaces, SCHEMA, StateGame, StatePayload, SummaryEntry, SummaryGame, SummaryPayload,
+    to_value,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -317,4 +319,36 @@ fn round_and_bridge_payloads_publish_the_documented_keys_in_order() {
     assert_eq!(keys(&notice, &[MQTT]), ["schema", "ts_ms", "kind", "severity", "message"]);
     let reply = CommandReply { schema: SCHEMA, ts_ms: 1, id: "c-17", board: "board-3", ok: true, message: "done" };
     assert_eq!(keys(&reply, &[OPERATOR]), ["schema", "ts_ms", "id", "board", "ok", "message"]);
+}
+
+#[test]
+fn the_analysis_publishes_the_documented_keys_in_order() {
+    let pv = vec!["e5".to_owned(), "Nf3".to_owned()];
+    let analysis = AnalysisPayload {
+        schema: SCHEMA,
+        ts_ms: 1_795_259_698_145,
+        board: "board-3",
+        event: "Open-A",
+        round: "3",
+        game: 1,
+        ply: 1,
+        fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        score: Score::Cp(31),
+        depth: 18,
+        nodes: 1_000_000,
+        pv: &pv,
+        best_uci: Some("e7e5"),
+        engine: "Stockfish 15.1",
+    };
+    assert_eq!(
+        keys(&analysis, &[MQTT]),
+        [
+            "schema", "ts_ms", "board", "event", "round", "game", "ply", "fen", "score", "depth", "nodes", "pv",
+            "best_uci", "engine"
+        ]
+    );
+    assert_eq!(to_value(&analysis)["score"], serde_json::json!({"cp": 31}));
+    for key in ["cp", "mate"] {
+        assert!(MQTT.contains(&format!("\"{key}\"")), "`{key}` is documented");
+    }
 }

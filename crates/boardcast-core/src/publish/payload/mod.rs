@@ -17,9 +17,11 @@
 //!   `pgn`, the acknowledgement on `alerts`, its `…/boards/<serial>/status`);
 //! - [`alert`]: an alert, on `alerts` and as a line of the alerts file;
 //! - [`summary`]: a round's `summary` and its lines;
+//! - `analysis`: an engine's analysis (public tree only);
 //! - [`bridge`]: the bridge's own topics (`status`, `notices`, `replies`).
 
 pub(crate) mod alert;
+pub(crate) mod analysis;
 pub(crate) mod board;
 pub mod bridge;
 pub(crate) mod summary;
@@ -29,6 +31,7 @@ use serde_json::Value;
 
 pub use self::{
     alert::{AlertFields, AlertPayload, EvidenceClock, EvidenceFields, alert_line},
+    analysis::AnalysisPayload,
     board::{
         AcknowledgedPayload, BoardStatusPayload, ClockPayload, LastMove, MovePayload, PgnPayload, Replaces, StateGame,
         StatePayload,

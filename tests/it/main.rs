@@ -8,7 +8,8 @@
 //! - [`paired`]: a visually impaired player's board mirroring a game;
 //! - [`bridges`]: several bridges on one feed through a bridged Mosquitto;
 //! - [`mqtt`], [`commands`], [`operator`], [`security`], [`tls`]: the feed,
-//!   operator commands and who may do what; [`reload`]: accounts and
+//!   operator commands and who may do what; [`hardening`]: what a
+//!   stranger on the hall network cannot do to the feed; [`reload`]: accounts and
 //!   certificates reloaded on SIGHUP;
 //! - [`displays`]: the pages in headless Chromium; [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
@@ -30,6 +31,7 @@ mod calibrate;
 mod cli;
 mod commands;
 mod displays;
+mod hardening;
 mod lichess;
 mod live;
 mod livechess;

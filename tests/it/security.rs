@@ -24,7 +24,7 @@ use boardcast_core::{
 };
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 
-const GAMES: &str = "livechess-vestland-round1.pgn";
+pub(crate) const GAMES: &str = "livechess-vestland-round1.pgn";
 const LIVE_STATE: &str = "boardcast/v1/live/event/1/b1/state";
 const PUBLIC_STATE: &str = "boardcast/v1/public/event/1/b1/state";
 const COMMANDS: &str = "boardcast/v1/bridges/hall/commands";
@@ -57,7 +57,7 @@ pub(crate) fn hall_with_broker(name: &str, extra: &str) -> (Hall, u16, u16) {
 
 /// A CONNECT packet (MQTT 3.1.1) for `id`, with a Last Will, as an
 /// auto-reconnecting display sends it.
-fn connect_packet(id: &str) -> Vec<u8> {
+pub(crate) fn connect_packet(id: &str) -> Vec<u8> {
     let will_topic = b"boardcast/test/will";
     let will = b"gone";
     let mut body = Vec::new();
@@ -104,7 +104,7 @@ fn publish_as(
     });
 }
 
-fn ctl(hall: &Hall, args: &[&str], password: Option<&str>) -> (i32, String) {
+pub(crate) fn ctl(hall: &Hall, args: &[&str], password: Option<&str>) -> (i32, String) {
     let mut command = Process::new(env!("CARGO_BIN_EXE_boardcast"));
     command.args(["ctl", "--config"]).arg(hall.dir.join("boardcast.toml")).args(["--timeout-s", "5"]);
     if let Some(password) = password {
@@ -116,7 +116,7 @@ fn ctl(hall: &Hall, args: &[&str], password: Option<&str>) -> (i32, String) {
 }
 
 /// Waits until the board's game has its first move in the PGN file.
-fn game_started(hall: &Hall) {
+pub(crate) fn game_started(hall: &Hall) {
     let end = std::time::Instant::now() + Duration::from_secs(60);
     while !hall.pgn("b1").contains("1. ") && std::time::Instant::now() < end {
         std::thread::sleep(Duration::from_millis(100));

@@ -149,9 +149,16 @@ pub(super) async fn start(
     let bridge_id = if mqtt.bridge_id.trim().is_empty() { host_name() } else { mqtt.bridge_id.clone() };
     let topics = Topics::new(&mqtt.root, &bridge_id);
     let settings = FeedSettings { topics: topics.clone(), boot: boot.clone(), languages: mqtt.languages.clone() };
+    // A broker hands a session to whoever connects with its client id,
+    // whatever account that client logs in with (Mosquitto 2.0 does): an id
+    // a stranger can tell from the bridge id (served in `/config.json` and
+    // in every topic) let anyone kick the feed off the broker, flipping every
+    // display offline through the Last Will, and take the operator's
+    // commands. 128 random bits per start cannot be guessed.
+    let secret = mosquitto::hex(&mosquitto::random::<16>().context("the MQTT client ids")?);
     let publisher_settings = PublisherSettings {
         broker: broker.clone(),
-        client_id: format!("boardcast-{}", topics.bridge()),
+        client_id: format!("boardcast-{}-{secret}", topics.bridge()),
         credentials: credentials.clone(),
         keep_alive: mqtt.keep_alive,
         topics: topics.clone(),
@@ -163,7 +170,7 @@ pub(super) async fn start(
     };
     let listen_settings = ListenSettings {
         broker: broker.clone(),
-        client_id: format!("boardcast-{}-commands", topics.bridge()),
+        client_id: format!("boardcast-{}-commands-{secret}", topics.bridge()),
         credentials,
         keep_alive: mqtt.keep_alive,
         topic: commands_topic(&topics),

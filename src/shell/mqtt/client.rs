@@ -9,7 +9,7 @@
 //!   when polled and does not wait between attempts, so that task waits
 //!   after every failure: 0.25 s, doubling up to 10 s, with ±25 % jitter so
 //!   that a hall of bridges does not reconnect in step.
-//! - The session is persistent (a stable client id, clean session off), so
+//! - The session is persistent (a client id stable for the run, clean session off), so
 //!   moves in flight survive a dropped link; when the broker has lost the
 //!   session anyway, the outbox sends again what it did not acknowledge.
 //!   On every connection every retained topic is sent again.
@@ -55,8 +55,8 @@ pub const MAX_PACKET: usize = 1 << 20;
 pub struct PublisherSettings {
     /// The broker.
     pub broker: BrokerUrl,
-    /// The MQTT client id: stable for this bridge, so that the broker keeps
-    /// its session across reconnections.
+    /// The MQTT client id: stable for this run, so that the broker keeps
+    /// its session across reconnections, and secret (docs/security.md).
     pub client_id: String,
     /// User name and password.
     pub credentials: Option<(String, String)>,

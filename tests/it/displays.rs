@@ -423,9 +423,9 @@ fn player_cards_from_pairings_move_times_the_engine_s_evaluation_and_the_tv_wall
     runtime.block_on(client.publish(&analysis_topic, rumqttc::QoS::AtLeastOnce, true, analysis.to_string())).unwrap();
     let shown = browser.wait_for(
         Duration::from_secs(20),
-        "const e = document.getElementById('evalbar'); return !e.hidden && \
-         [e.dataset.score, document.querySelector('#analysis .line').textContent, \
-          document.querySelectorAll('#board svg.cg-shapes line').length > 0]",
+        "const e = document.getElementById('evalbar'); \
+         const arrow = document.querySelectorAll('#board svg.cg-shapes line').length > 0; \
+         return !e.hidden && arrow && [e.dataset.score, document.querySelector('#analysis .line').textContent, arrow]",
     );
     let number = state["fen"].as_str().unwrap().split(' ').nth(5).unwrap().to_owned();
     let dots = if fen.split(' ').nth(1) == Some("w") { "." } else { "…" };

@@ -461,6 +461,28 @@ mod tests {
     }
 
     #[test]
+    fn the_time_a_move_took_runs_from_press_to_press_or_else_from_move_to_move() {
+        let mut record = GameRecord::new(1, Chess::default(), CastlingMode::Standard, false, Timestamp::ZERO);
+        let at = Timestamp::from_millis;
+        for (san, made_ms) in [("e4", 1_000), ("e5", 5_000), ("Nf3", 9_000)] {
+            let m = san.parse::<San>().unwrap().to_move(record.position()).unwrap();
+            record.push(m, at(made_ms), false);
+        }
+        // White pressed 0.4 s after 1.e4; Black's 1...e5 then took from
+        // that press to Black's own press, 3.8 s later.
+        record.plies[0].pressed_at = Some(at(1_400));
+        record.plies[1].pressed_at = Some(at(5_200));
+        assert_eq!(record.spent_ms(0), None, "when the clock was started is not seen");
+        assert_eq!(record.spent_ms(1), Some(3_800));
+        // 2.Nf3 made, its clock not pressed yet: from Black's press to the
+        // move shown on the board.
+        assert_eq!(record.spent_ms(2), Some(3_800));
+        record.plies[1].pressed_at = None;
+        assert_eq!(record.spent_ms(2), Some(4_000), "without presses, from move to move");
+        assert_eq!(record.spent_ms(3), None);
+    }
+
+    #[test]
     fn numbers_moves_from_the_start_position() {
         let record = GameRecord::new(1, Chess::default(), CastlingMode::Standard, false, Timestamp::ZERO);
         assert_eq!(record.move_number(0), (1, Color::White));

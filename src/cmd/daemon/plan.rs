@@ -295,13 +295,13 @@ impl Plan {
             return format!("analysis: WARNING: {}: none (the rest runs as usual)", no_engine(analysis));
         };
         format!(
-            "analysis: {} engine(s) {}, {} thread(s) and {} MiB hash each, {} per position (hung after {} ms more), on public/…/<board>/analysis no earlier than the position itself ({} s delay)",
+            "analysis: {} engine(s) {}, {} thread(s) and {} MiB hash each, {} per position (hung without bestmove after {} ms), on public/…/<board>/analysis no earlier than the position itself ({} s delay)",
             analysis.engines,
             engine.display(),
             analysis.threads,
             analysis.hash_mb,
             describe_budget(analysis.budget),
-            analysis.hung_after.as_millis(),
+            analysis.deadline().as_millis(),
             self.public_delay.as_secs()
         )
     }

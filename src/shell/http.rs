@@ -54,6 +54,30 @@ const ASSETS: &[Asset] = &[
     asset!("/licences/mqtt.js.txt", "mqtt.js-LICENSE.txt", "text/plain; charset=utf-8"),
 ];
 
+/// The Content-Security-Policy of every answer: scripts only from the site
+/// itself and the pages' own inline scripts (by hash, so an injected one
+/// does not run), the WebSocket broker wherever `/config.json` puts it, no
+/// plugins, and no framing by another site (clickjacking the console).
+static CONTENT_SECURITY_POLICY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use base64::{Engine, engine::general_purpose::STANDARD};
+    let mut hashes = String::new();
+    for asset in ASSETS.iter().filter(|a| a.content_type == HTML) {
+        for script in inline_scripts(&String::from_utf8_lossy(asset.body)) {
+            hashes.push_str(&format!(" 'sha256-{}'", STANDARD.encode(sha2::Sha256::digest(script.as_bytes()))));
+        }
+    }
+    format!(
+        "default-src 'self'; script-src 'self'{hashes}; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+    )
+});
+
+/// The text of each `<script>` element without a `src` in `html`, as the
+/// browser hashes it.
+fn inline_scripts(html: &str) -> Vec<&str> {
+    html.split("<script>").skip(1).filter_map(|rest| rest.split_once("</script>").map(|(body, _)| body)).collect()
+}
+
 /// One PGN file as served.
 #[derive(Clone, Debug)]
 struct Served {
@@ -183,6 +207,9 @@ fn respond<B>(request: &Request<B>, config: &str, shelf: &Shelf) -> Response<Ful
         // The pages change with the daemon's version: never use a stale one.
         .header(header::CACHE_CONTROL, "no-cache")
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY.as_str())
+        // For browsers that do not know frame-ancestors.
+        .header(header::X_FRAME_OPTIONS, "SAMEORIGIN")
         .body(Full::new(body))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
@@ -300,6 +327,15 @@ mod tests {
         }
         let config = respond(&request(Method::GET, "/config.json", None), "{\"root\":\"bc\"}", &shelf);
         assert_eq!(config.headers()[header::CONTENT_TYPE], "application/json");
+        for asset in ASSETS {
+            let response = get(asset.path, &shelf);
+            let policy = response.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+            assert!(policy.contains("frame-ancestors 'self'") && !policy.contains("unsafe"), "{policy}");
+            assert_eq!(response.headers()[header::X_FRAME_OPTIONS], "SAMEORIGIN");
+        }
+        // Each page's inline script is allowed by its hash.
+        let policy = CONTENT_SECURITY_POLICY.as_str();
+        assert!(policy.matches("'sha256-").count() >= 3, "{policy}");
         assert_eq!(get("/../Cargo.toml", &shelf).status(), StatusCode::NOT_FOUND);
         assert_eq!(respond(&request(Method::POST, "/", None), "{}", &shelf).status(), StatusCode::METHOD_NOT_ALLOWED);
     }

@@ -113,6 +113,9 @@ fn broker_urls_and_mqtt_settings_are_checked() {
     config.mqtt.embedded.broker = "rumqttd".into();
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.broker = \"rumqttd\": \"auto\""));
     let mut config = parse("");
+    config.mqtt.embedded.memory_limit_mb = 0;
+    assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.memory_limit_mb = 0: a number of MiB"));
+    let mut config = parse("");
     config.mqtt.embedded.anonymous = "all".into();
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.anonymous = \"all\""));
     assert_eq!(defaults.languages.len(), 5);

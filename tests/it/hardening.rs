@@ -1,7 +1,7 @@
 //! What a stranger on the hall network cannot do to the feed (issue 29),
 //! against the real daemon and its managed Mosquitto on free loopback
 //! ports: take over the daemon's MQTT sessions, make the broker hold an
-//! unbounded amount of memory.
+//! unbounded amount of memory, hold the HTTP server's connections.
 
 use std::{
     io::{Read, Write},
@@ -16,8 +16,8 @@ use std::{
 use crate::{
     security::{GAMES, children, connect_packet, ctl, game_started, hall_with_broker, mosquitto_installed, runtime},
     support::{
-        live::stop,
-        mqtt::{Subscriber, wait_listening},
+        live::{Hall, game_san, pgn_moves, stop},
+        mqtt::{Subscriber, free_port, wait_listening},
     },
 };
 
@@ -172,5 +172,102 @@ fn a_subscription_flood_from_a_stranger_leaves_the_broker_under_its_memory_bound
     // The broker still serves a display.
     let display = Subscriber::start(&runtime, port, "boardcast/v1/bridges/hall/status", "display-after");
     assert!(display.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "{}", hall.log());
+    stop(&mut daemon);
+}
+
+/// Whether the server closed `stream` (a read gives end of file or an
+/// error) within `limit`; what it sent meanwhile.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> (bool, String) {
+    let _ = stream.set_read_timeout(Some(limit));
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return (true, String::from_utf8_lossy(&got).into_owned()),
+            Ok(n) => got.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return (false, String::from_utf8_lossy(&got).into_owned());
+            }
+            Err(_) => return (true, String::from_utf8_lossy(&got).into_owned()),
+        }
+    }
+}
+
+/// `GET path` from another loopback address than the flooders' (127.0.0.2):
+/// the status line.
+fn get_from_elsewhere(http: u16, path: &str) -> String {
+    let socket = connect_from_elsewhere(http);
+    let Some(mut stream) = socket else { return "no connection".into() };
+    let _ = stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: hall\r\nConnection: close\r\n\r\n").as_bytes());
+    let (_, text) = closed_within(&mut stream, Duration::from_secs(10));
+    text.lines().next().unwrap_or_default().to_owned()
+}
+
+/// A connection to the daemon's pages from 127.0.0.2 (any 127/8 address is
+/// this machine's on Linux), for a client other than the flooders.
+fn connect_from_elsewhere(http: u16) -> Option<TcpStream> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().ok()?;
+        socket.bind("127.0.0.2:0".parse().ok()?).ok()?;
+        socket.connect(std::net::SocketAddr::from(([127, 0, 0, 1], http))).await.ok()
+    })?;
+    let stream = stream.into_std().ok()?;
+    stream.set_nonblocking(false).ok()?;
+    Some(stream)
+}
+
+#[test]
+fn slow_idle_and_oversized_http_clients_are_cut_off_while_pages_and_pgn_go_on() {
+    let hall = Hall::new("hardening-http");
+    let http = free_port();
+    let config = hall.config(&["b1"]);
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("[http]\nenabled = false\n", &format!("[http]\nenabled = true\nlisten = \"127.0.0.1:{http}\"\n"));
+    std::fs::write(&config, text).unwrap();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(http, Duration::from_secs(10)), "{}", hall.log());
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    game_started(&hall);
+    let descriptors = || std::fs::read_dir(format!("/proc/{}/fd", daemon.id())).map_or(0, |d| d.count());
+    let before = descriptors();
+
+    // 500 idle connections from one address.
+    let idle: Vec<TcpStream> = (0..500).filter_map(|_| TcpStream::connect(("127.0.0.1", http)).ok()).collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let held = descriptors();
+    assert!(held < before + 64, "the daemon holds {held} descriptors, {before} before 500 idle connections");
+    // The oversized headers: 100 KB.
+    let mut big = connect_from_elsewhere(http).expect("a connection from 127.0.0.2");
+    big.write_all(format!("GET / HTTP/1.1\r\nHost: hall\r\nX-Big: {}\r\n\r\n", "y".repeat(100_000)).as_bytes()).ok();
+    let (_, answer) = closed_within(&mut big, Duration::from_secs(10));
+    assert!(!answer.starts_with("HTTP/1.1 200"), "100 KB of headers were served: {answer:.80}");
+    // Meanwhile a display from another address gets its page.
+    assert_eq!(get_from_elsewhere(http, "/board.html"), "HTTP/1.1 200 OK");
+    drop(idle);
+    // A slowloris (from the other address, whose connections are all
+    // closed): a header line begun, then a byte a second.
+    let mut slow = connect_from_elsewhere(http).expect("a connection from 127.0.0.2");
+    let _ = slow.write_all(b"GET / HTTP/1.1\r\nHost: hall\r\n");
+    let mut sent = 0;
+    while sent < 40 {
+        if slow.write_all(b"X").is_err() || closed_within(&mut slow, Duration::from_secs(1)).0 {
+            break;
+        }
+        sent += 1;
+    }
+    assert!((3..40).contains(&sent), "a client sending a header byte a second is cut off, once: {sent} bytes");
+    // The PGN went on being written through it all: the whole game, to
+    // its result.
+    let whole = game_san(GAMES, 0);
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    while pgn_moves(&hall.pgn("b1")).first() != Some(&whole) && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(pgn_moves(&hall.pgn("b1")).first(), Some(&whole), "{}", hall.log());
+    let _ = board.kill();
+    let _ = board.wait();
     stop(&mut daemon);
 }

@@ -40,8 +40,18 @@ impl Config {
             error("http.listen".into(), &format!("{:?}", h.listen), "an address and port such as \"127.0.0.1:8080\"")
         })?;
         let url = h.broker_ws_url.trim();
+        // The URL is served to every page in `/config.json`: a password in
+        // it would be given to anyone on the hall network.
+        let authority = url.split_once("://").map_or("", |(_, rest)| rest.split('/').next().unwrap_or_default());
         let broker_ws_url = if url.is_empty() {
             None
+        } else if authority.contains('@') {
+            return Err(error(
+                "http.broker_ws_url".into(),
+                "(a URL with a user name or password, not repeated here)",
+                "a ws:// or wss:// URL without user name or password: it is served to every page in /config.json; \
+                 displays read as anonymous or log in themselves",
+            ));
         } else if url.starts_with("ws://") || url.starts_with("wss://") {
             Some(url.to_owned())
         } else {

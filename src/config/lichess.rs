@@ -61,6 +61,26 @@ impl Config {
                 "an https:// (or http://) address without user name, such as \"https://lichess.org\"",
             ));
         }
+        // Over plain http the token would cross the network in clear: only
+        // a lichess on this machine (a test, a local proxy) may be reached so.
+        if let Some(rest) = url.strip_prefix("http://") {
+            let authority = rest.split('/').next().unwrap_or_default();
+            let host = match authority.rsplit_once(':') {
+                Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
+                _ => authority,
+            };
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let loopback = host.eq_ignore_ascii_case("localhost")
+                || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback());
+            if !loopback {
+                return Err(error(
+                    "lichess.url".into(),
+                    &quoted(&l.url),
+                    "an https:// address such as \"https://lichess.org\": over http:// the token would cross the network \
+                     in clear (http:// is accepted for a loopback address only)",
+                ));
+            }
+        }
         if l.interval_ms < 100 {
             return Err(error(
                 "lichess.interval_ms".into(),

@@ -50,6 +50,8 @@ pub struct EmbeddedConfig {
     pub anonymous: String,
     #[serde(default = "default_max_connections")]
     pub max_connections: u32,
+    #[serde(default = "default_memory_limit_mb")]
+    pub memory_limit_mb: u32,
     #[serde(default)]
     pub tls_cert_file: String,
     #[serde(default)]
@@ -70,6 +72,10 @@ fn default_anonymous() -> String {
 
 const fn default_max_connections() -> u32 {
     4096
+}
+
+const fn default_memory_limit_mb() -> u32 {
+    128
 }
 
 /// The MQTT settings, checked.
@@ -125,6 +131,8 @@ pub struct Embedded {
     pub anonymous: Anonymous,
     /// Connections Mosquitto takes at most.
     pub max_connections: u32,
+    /// The heap Mosquitto may allocate at most, in MiB (`memory_limit`).
+    pub memory_limit_mb: u32,
     /// The certificate and key the listeners serve TLS with, if they do.
     pub tls: Option<TlsFiles>,
 }
@@ -149,6 +157,7 @@ impl Embedded {
             accounts_file: default_accounts_file(),
             anonymous: Anonymous::Public,
             max_connections: default_max_connections(),
+            memory_limit_mb: default_memory_limit_mb(),
             tls: None,
         }
     }
@@ -418,6 +427,13 @@ fn embedded(e: &EmbeddedConfig) -> Result<Embedded, ConfigError> {
             "a positive number of connections (4096 suits a hall)",
         ));
     }
+    if !(16..=1 << 20).contains(&e.memory_limit_mb) {
+        return Err(error(
+            "mqtt.embedded.memory_limit_mb".into(),
+            &e.memory_limit_mb.to_string(),
+            "a number of MiB from 16 to 1048576 (128 is ten times what Mosquitto takes for a hall of 500 boards)",
+        ));
+    }
     let mosquitto_bin = (!e.mosquitto_bin.trim().is_empty()).then(|| PathBuf::from(e.mosquitto_bin.trim()));
     let tls = pem_pair(
         ("mqtt.embedded.tls_cert_file", &e.tls_cert_file),
@@ -439,6 +455,7 @@ fn embedded(e: &EmbeddedConfig) -> Result<Embedded, ConfigError> {
         accounts_file: e.accounts_file.clone(),
         anonymous,
         max_connections: e.max_connections,
+        memory_limit_mb: e.memory_limit_mb,
         tls,
     })
 }

@@ -113,6 +113,9 @@ fn broker_urls_and_mqtt_settings_are_checked() {
     config.mqtt.embedded.broker = "rumqttd".into();
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.broker = \"rumqttd\": \"auto\""));
     let mut config = parse("");
+    config.mqtt.embedded.memory_limit_mb = 0;
+    assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.memory_limit_mb = 0: a number of MiB"));
+    let mut config = parse("");
     config.mqtt.embedded.anonymous = "all".into();
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.anonymous = \"all\""));
     assert_eq!(defaults.languages.len(), 5);
@@ -392,6 +395,24 @@ fn lichess_rounds_urls_and_intervals_are_checked() {
     bad_url.lichess.url = "lichess.org".into();
     let got = bad_url.lichess().unwrap_err().to_string();
     assert!(got.starts_with("lichess.url = \"lichess.org\": an https://"), "{got}");
+    // The token would cross the network in clear over http, except to this
+    // machine.
+    for (url, refused) in [
+        ("http://lichess.org", true),
+        ("http://10.0.0.5:8080/", true),
+        ("http://127.0.0.1:9000", false),
+        ("http://localhost:9000", false),
+        ("http://[::1]:9000", false),
+        ("https://lichess.org", false),
+    ] {
+        let mut config = with(&[("1", "abcdefgh")]);
+        config.lichess.url = url.into();
+        let got = config.lichess().map(|_| ()).map_err(|e| e.to_string());
+        assert_eq!(got.is_err(), refused, "{url}: {got:?}");
+        if let Err(said) = got {
+            assert!(said.contains("in clear") && said.contains("https://"), "{said}");
+        }
+    }
     let mut bad_interval = with(&[("1", "abcdefgh")]);
     bad_interval.lichess.interval_ms = 0;
     let got = bad_interval.lichess().unwrap_err().to_string();
@@ -448,4 +469,16 @@ fn analysis_is_off_unless_enabled_and_its_budget_and_sizes_are_checked() {
         let got = with(change).analysis().unwrap_err().to_string();
         assert!(got.starts_with(message), "{got}");
     }
+}
+
+#[test]
+fn a_broker_ws_url_with_a_password_is_refused_and_never_repeated() {
+    let mut config = parse("");
+    config.http.enabled = true;
+    config.http.broker_ws_url = "wss://tv:s3cret@hall-broker:8084/mqtt".into();
+    let said = config.http().unwrap_err().to_string();
+    assert!(said.starts_with("http.broker_ws_url") && said.contains("without user name or password"), "{said}");
+    assert!(!said.contains("s3cret"), "the password is not repeated: {said}");
+    config.http.broker_ws_url = "wss://hall-broker:8084/mqtt".into();
+    assert!(config.http().unwrap().is_some());
 }

@@ -6,8 +6,9 @@
 //! path is looked up by name, never in the file system.
 
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, HashMap},
     convert::Infallible,
+    net::IpAddr,
     sync::{Arc, RwLock},
     time::{Duration, SystemTime},
 };
@@ -80,6 +81,30 @@ const ASSETS: &[Asset] = &[
     asset!("/licences/SOURCE.md", "SOURCE.md", "text/markdown; charset=utf-8"),
 ];
 
+/// The Content-Security-Policy of every answer: scripts only from the site
+/// itself and the pages' own inline scripts (by hash, so an injected one
+/// does not run), the WebSocket broker wherever `/config.json` puts it, no
+/// plugins, and no framing by another site (clickjacking the console).
+static CONTENT_SECURITY_POLICY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use base64::{Engine, engine::general_purpose::STANDARD};
+    let mut hashes = String::new();
+    for asset in ASSETS.iter().filter(|a| a.content_type == HTML) {
+        for script in inline_scripts(&String::from_utf8_lossy(asset.body)) {
+            hashes.push_str(&format!(" 'sha256-{}'", STANDARD.encode(sha2::Sha256::digest(script.as_bytes()))));
+        }
+    }
+    format!(
+        "default-src 'self'; script-src 'self'{hashes}; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+    )
+});
+
+/// The text of each `<script>` element without a `src` in `html`, as the
+/// browser hashes it.
+fn inline_scripts(html: &str) -> Vec<&str> {
+    html.split("<script>").skip(1).filter_map(|rest| rest.split_once("</script>").map(|(body, _)| body)).collect()
+}
+
 /// One PGN file as served.
 #[derive(Clone, Debug)]
 struct Served {
@@ -138,14 +163,35 @@ impl Shelf {
     }
 }
 
+/// How long a client may take to send a request's headers, and how long a
+/// kept-alive connection may stay silent before its next request (hyper's
+/// header-read timer runs for both): a slow or idle client is cut off.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most a request's headers may take (bytes; hyper answers 431 above).
+/// Requests for the pages are well under 2 KiB.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// Connections served at once, in all and per client address; those above
+/// are closed at once. Far below the daemon's descriptor limit (1024 at the
+/// least), so that captures, PGN files and the broker's sockets always
+/// find descriptors whatever web clients do; a hall's displays behind one
+/// address (a NAT) each hold one or two.
+pub const MAX_CONNECTIONS: usize = 256;
+/// See [`MAX_CONNECTIONS`].
+pub const MAX_CONNECTIONS_PER_ADDRESS: u32 = 32;
+
 /// Serves the pages on `listener` until `shutdown`. `config` is the body of
 /// `/config.json`; `shelf` holds the PGN served under `/pgn/`.
 pub async fn serve(listener: TcpListener, config: Arc<str>, shelf: Arc<Shelf>, shutdown: CancellationToken) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let per_address: Arc<std::sync::Mutex<HashMap<IpAddr, u32>>> = Arc::default();
+    let mut refused = 0u64;
     loop {
-        let stream = tokio::select! {
+        let (stream, address) = tokio::select! {
             () = shutdown.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer.ip()),
                 Err(e) => {
                     // Out of file descriptors, usually: wait rather than spin.
                     tracing::warn!("http: accepting a connection failed: {e}");
@@ -154,19 +200,71 @@ pub async fn serve(listener: TcpListener, config: Arc<str>, shelf: Arc<Shelf>, s
                 }
             },
         };
+        let Some(taken) = take_slot(&slots, &per_address, address) else {
+            // Dropped unread: the descriptor is free again at once.
+            drop(stream);
+            refused += 1;
+            if refused.is_power_of_two() {
+                tracing::warn!(
+                    "http: {refused} connection(s) refused so far: more than {MAX_CONNECTIONS} in all or \
+                     {MAX_CONNECTIONS_PER_ADDRESS} from one address (the last from {address}; docs/security.md)"
+                );
+            }
+            continue;
+        };
         let (config, shelf, shutdown) = (config.clone(), shelf.clone(), shutdown.clone());
         tokio::spawn(async move {
+            let _taken = taken;
             let service = service_fn(move |request: Request<Incoming>| {
                 let response = respond(&request, &config, &shelf);
                 async move { Ok::<_, Infallible>(response) }
             });
-            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            let connection = http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .max_buf_size(MAX_HEADER_BYTES)
+                .serve_connection(TokioIo::new(stream), service);
             tokio::select! {
                 _ = connection => {}
                 () = shutdown.cancelled() => {}
             }
         });
     }
+}
+
+/// A connection's place among [`MAX_CONNECTIONS`] and its address's
+/// [`MAX_CONNECTIONS_PER_ADDRESS`], given back when dropped.
+struct Slot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    per_address: Arc<std::sync::Mutex<HashMap<IpAddr, u32>>>,
+    address: IpAddr,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.per_address.lock().expect("not poisoned");
+        if let Some(count) = counts.get_mut(&self.address) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.address);
+            }
+        }
+    }
+}
+
+fn take_slot(
+    slots: &Arc<tokio::sync::Semaphore>,
+    per_address: &Arc<std::sync::Mutex<HashMap<IpAddr, u32>>>,
+    address: IpAddr,
+) -> Option<Slot> {
+    let permit = slots.clone().try_acquire_owned().ok()?;
+    let mut counts = per_address.lock().expect("not poisoned");
+    let count = counts.entry(address).or_insert(0);
+    if *count >= MAX_CONNECTIONS_PER_ADDRESS {
+        return None;
+    }
+    *count += 1;
+    Some(Slot { _permit: permit, per_address: per_address.clone(), address })
 }
 
 /// The answer to one request.
@@ -217,6 +315,9 @@ fn respond<B>(request: &Request<B>, config: &str, shelf: &Shelf) -> Response<Ful
         // The pages change with the daemon's version: never use a stale one.
         .header(header::CACHE_CONTROL, "no-cache")
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY.as_str())
+        // For browsers that do not know frame-ancestors.
+        .header(header::X_FRAME_OPTIONS, "SAMEORIGIN")
         .body(Full::new(body))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
@@ -334,6 +435,15 @@ mod tests {
         }
         let config = respond(&request(Method::GET, "/config.json", None), "{\"root\":\"bc\"}", &shelf);
         assert_eq!(config.headers()[header::CONTENT_TYPE], "application/json");
+        for asset in ASSETS {
+            let response = get(asset.path, &shelf);
+            let policy = response.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+            assert!(policy.contains("frame-ancestors 'self'") && !policy.contains("unsafe"), "{policy}");
+            assert_eq!(response.headers()[header::X_FRAME_OPTIONS], "SAMEORIGIN");
+        }
+        // Each page's inline script is allowed by its hash.
+        let policy = CONTENT_SECURITY_POLICY.as_str();
+        assert!(policy.matches("'sha256-").count() >= 3, "{policy}");
         assert_eq!(get("/../Cargo.toml", &shelf).status(), StatusCode::NOT_FOUND);
         let flag = get("/flags/NOR.svg", &shelf);
         assert_eq!(flag.status(), StatusCode::OK);

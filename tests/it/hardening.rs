@@ -1,6 +1,7 @@
 //! What a stranger on the hall network cannot do to the feed (issue 29),
 //! against the real daemon and its managed Mosquitto on free loopback
-//! ports: take over the daemon's MQTT sessions.
+//! ports: take over the daemon's MQTT sessions, make the broker hold an
+//! unbounded amount of memory, hold the HTTP server's connections.
 
 use std::{
     io::{Read, Write},
@@ -13,10 +14,10 @@ use std::{
 };
 
 use crate::{
-    security::{GAMES, connect_packet, ctl, game_started, hall_with_broker, mosquitto_installed, runtime},
+    security::{GAMES, children, connect_packet, ctl, game_started, hall_with_broker, mosquitto_installed, runtime},
     support::{
-        live::stop,
-        mqtt::{Subscriber, wait_listening},
+        live::{Hall, game_san, pgn_moves, stop},
+        mqtt::{Subscriber, free_port, wait_listening},
     },
 };
 
@@ -83,6 +84,189 @@ fn a_stranger_reconnecting_with_the_ids_it_can_know_disturbs_neither_the_feed_no
         status.received().iter().filter(|m| m.json["status"] != "online").map(|m| m.json.to_string()).collect();
     assert!(flips.is_empty(), "{} offline flips after {accepted} connections: {flips:?}", flips.len());
     assert!(status.received().iter().any(|m| m.json["status"] == "online"), "{}", hall.log());
+    let _ = board.kill();
+    let _ = board.wait();
+    stop(&mut daemon);
+}
+
+/// A process's resident memory in KiB (`VmRSS`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// MQTT's variable-length remaining length.
+fn remaining_length(mut n: usize, packet: &mut Vec<u8>) {
+    loop {
+        let byte = (n % 128) as u8;
+        n /= 128;
+        packet.push(if n > 0 { byte | 0x80 } else { byte });
+        if n == 0 {
+            return;
+        }
+    }
+}
+
+/// One anonymous client with a persistent session subscribing to `count`
+/// filters of 10 KB inside the public tree (which the ACL lets it read),
+/// until the broker cuts it off; the number it sent.
+fn subscription_flood(port: u16, id: &str, count: usize) -> usize {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return 0 };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    // CONNECT, MQTT 3.1.1, clean session off, keep-alive 60 s.
+    let mut body = vec![0, 4, b'M', b'Q', b'T', b'T', 4, 0, 0, 60];
+    body.extend_from_slice(&(id.len() as u16).to_be_bytes());
+    body.extend_from_slice(id.as_bytes());
+    let mut connect = vec![0x10];
+    remaining_length(body.len(), &mut connect);
+    connect.extend(body);
+    let mut ack = [0u8; 4];
+    if stream.write_all(&connect).is_err() || stream.read_exact(&mut ack).is_err() || ack[3] != 0 {
+        return 0;
+    }
+    for n in 0..count {
+        let filter = format!("boardcast/v1/public/{n}/{}", "x".repeat(10_000));
+        let mut body = ((n % 65_535 + 1) as u16).to_be_bytes().to_vec();
+        body.extend_from_slice(&(filter.len() as u16).to_be_bytes());
+        body.extend_from_slice(filter.as_bytes());
+        body.push(0);
+        let mut packet = vec![0x82];
+        remaining_length(body.len(), &mut packet);
+        packet.extend(body);
+        if stream.write_all(&packet).is_err() {
+            return n;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    count
+}
+
+#[test]
+fn a_subscription_flood_from_a_stranger_leaves_the_broker_under_its_memory_bound() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port, _) = hall_with_broker("hardening-memory", "memory_limit_mb = 64\n");
+    let runtime = runtime();
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
+    let broker = children(daemon.id());
+    assert_eq!(broker.len(), 1, "the managed Mosquitto: {broker:?}");
+    let before = rss_kib(broker[0]);
+    // 100 MB of subscriptions, twice (the session stays: the second
+    // connection finds it).
+    let sent: Vec<usize> = (0..2).map(|_| subscription_flood(port, "flooder", 10_000)).collect();
+    let after = rss_kib(broker[0]);
+    // The bound: the 64 MiB heap and the program itself.
+    assert!(
+        after < (64 + 32) * 1024,
+        "the broker grew from {before} KiB to {after} KiB (subscriptions sent: {sent:?})\n{}",
+        hall.log()
+    );
+    assert!(sent[0] < 10_000, "the flooder was cut off: {sent:?}");
+    // The broker still serves a display.
+    let display = Subscriber::start(&runtime, port, "boardcast/v1/bridges/hall/status", "display-after");
+    assert!(display.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "{}", hall.log());
+    stop(&mut daemon);
+}
+
+/// Whether the server closed `stream` (a read gives end of file or an
+/// error) within `limit`; what it sent meanwhile.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> (bool, String) {
+    let _ = stream.set_read_timeout(Some(limit));
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return (true, String::from_utf8_lossy(&got).into_owned()),
+            Ok(n) => got.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return (false, String::from_utf8_lossy(&got).into_owned());
+            }
+            Err(_) => return (true, String::from_utf8_lossy(&got).into_owned()),
+        }
+    }
+}
+
+/// `GET path` from another loopback address than the flooders' (127.0.0.2):
+/// the status line.
+fn get_from_elsewhere(http: u16, path: &str) -> String {
+    let socket = connect_from_elsewhere(http);
+    let Some(mut stream) = socket else { return "no connection".into() };
+    let _ = stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: hall\r\nConnection: close\r\n\r\n").as_bytes());
+    let (_, text) = closed_within(&mut stream, Duration::from_secs(10));
+    text.lines().next().unwrap_or_default().to_owned()
+}
+
+/// A connection to the daemon's pages from 127.0.0.2 (any 127/8 address is
+/// this machine's on Linux), for a client other than the flooders.
+fn connect_from_elsewhere(http: u16) -> Option<TcpStream> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().ok()?;
+        socket.bind("127.0.0.2:0".parse().ok()?).ok()?;
+        socket.connect(std::net::SocketAddr::from(([127, 0, 0, 1], http))).await.ok()
+    })?;
+    let stream = stream.into_std().ok()?;
+    stream.set_nonblocking(false).ok()?;
+    Some(stream)
+}
+
+#[test]
+fn slow_idle_and_oversized_http_clients_are_cut_off_while_pages_and_pgn_go_on() {
+    let hall = Hall::new("hardening-http");
+    let http = free_port();
+    let config = hall.config(&["b1"]);
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("[http]\nenabled = false\n", &format!("[http]\nenabled = true\nlisten = \"127.0.0.1:{http}\"\n"));
+    std::fs::write(&config, text).unwrap();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(http, Duration::from_secs(10)), "{}", hall.log());
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    game_started(&hall);
+    let descriptors = || std::fs::read_dir(format!("/proc/{}/fd", daemon.id())).map_or(0, |d| d.count());
+    let before = descriptors();
+
+    // 500 idle connections from one address.
+    let idle: Vec<TcpStream> = (0..500).filter_map(|_| TcpStream::connect(("127.0.0.1", http)).ok()).collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let held = descriptors();
+    assert!(held < before + 64, "the daemon holds {held} descriptors, {before} before 500 idle connections");
+    // The oversized headers: 100 KB.
+    let mut big = connect_from_elsewhere(http).expect("a connection from 127.0.0.2");
+    big.write_all(format!("GET / HTTP/1.1\r\nHost: hall\r\nX-Big: {}\r\n\r\n", "y".repeat(100_000)).as_bytes()).ok();
+    let (_, answer) = closed_within(&mut big, Duration::from_secs(10));
+    assert!(!answer.starts_with("HTTP/1.1 200"), "100 KB of headers were served: {answer:.80}");
+    // Meanwhile a display from another address gets its page.
+    assert_eq!(get_from_elsewhere(http, "/board.html"), "HTTP/1.1 200 OK");
+    drop(idle);
+    // A slowloris (from the other address, whose connections are all
+    // closed): a header line begun, then a byte a second.
+    let mut slow = connect_from_elsewhere(http).expect("a connection from 127.0.0.2");
+    let _ = slow.write_all(b"GET / HTTP/1.1\r\nHost: hall\r\n");
+    let mut sent = 0;
+    while sent < 40 {
+        if slow.write_all(b"X").is_err() || closed_within(&mut slow, Duration::from_secs(1)).0 {
+            break;
+        }
+        sent += 1;
+    }
+    assert!((3..40).contains(&sent), "a client sending a header byte a second is cut off, once: {sent} bytes");
+    // The PGN went on being written through it all: the whole game, to
+    // its result.
+    let whole = game_san(GAMES, 0);
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    while pgn_moves(&hall.pgn("b1")).first() != Some(&whole) && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(pgn_moves(&hall.pgn("b1")).first(), Some(&whole), "{}", hall.log());
     let _ = board.kill();
     let _ = board.wait();
     stop(&mut daemon);

@@ -304,7 +304,7 @@ fn listening(pids: &[u32]) -> Vec<(String, u16)> {
 }
 
 /// The processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
+pub(crate) fn children(pid: u32) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()

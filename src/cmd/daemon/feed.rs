@@ -319,6 +319,7 @@ async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Optio
         accounts: accounts.clone(),
         anonymous: embedded.anonymous,
         max_connections: embedded.max_connections,
+        memory_limit_mb: embedded.memory_limit_mb,
         tls: embedded.tls.clone(),
         own_listen: None,
     };

@@ -112,6 +112,8 @@ pub struct MosquittoSettings {
     pub anonymous: Anonymous,
     /// Connections taken at most, per listener.
     pub max_connections: u32,
+    /// The heap it may allocate at most, in MiB.
+    pub memory_limit_mb: u32,
     /// Serve TLS on `listen` and `ws_listen` with these.
     pub tls: Option<TlsFiles>,
     /// With `tls`: the plain loopback listener for the daemon's own
@@ -182,12 +184,24 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
          log_type error\nlog_type warning\nlog_type notice\nlog_type information\n\
          log_timestamp false\n\
          connection_messages true\n\
-         set_tcp_nodelay true\n",
+         set_tcp_nodelay true\n\
+         memory_limit {memory}\n\
+         max_queued_messages 1000\n\
+         max_inflight_messages 20\n\
+         persistent_client_expiration 1h\n",
+        memory = u64::from(settings.memory_limit_mb) << 20,
         anonymous = settings.anonymous != Anonymous::None,
         dir = dir.display(),
         // A payload of MAX_PAYLOAD with its topic and header.
         packet = MAX_PAYLOAD + 4096,
     ));
+    // The bounds above are what one client can make the broker hold: any
+    // anonymous client may keep a persistent session and fill it with
+    // subscriptions (Mosquitto 2.0 has no per-client limit on them), so
+    // the heap is capped (a client whose allocation would pass the cap is
+    // disconnected), a session's queue for an absent subscriber is capped
+    // (its displays get the retained state again when they return), and a
+    // session left behind goes after an hour.
     // set_tcp_nodelay above: with Nagle's algorithm on its sockets (the
     // default), a message to a subscriber waits for the acknowledgement of
     // the one before: at 500 boards, moves reached displays at p50 19 ms,
@@ -731,6 +745,7 @@ mod tests {
             accounts: Vec::new(),
             anonymous: Anonymous::None,
             max_connections: 4096,
+            memory_limit_mb: 128,
             tls: None,
             own_listen: None,
         };
@@ -744,6 +759,9 @@ mod tests {
             "listener 11883 127.0.0.1",
             "listener 18083 127.0.0.1\nsocket_domain ipv4\nprotocol websockets\nmax_connections 4096",
             "log_dest stderr",
+            "memory_limit 134217728",
+            "max_queued_messages 1000",
+            "persistent_client_expiration 1h",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }
@@ -761,6 +779,7 @@ mod tests {
             accounts: Vec::new(),
             anonymous: Anonymous::Public,
             max_connections: 4096,
+            memory_limit_mb: 128,
             tls: Some(TlsFiles { cert_file: "/etc/b/cert.pem".into(), key_file: "/etc/b/key.pem".into() }),
             own_listen: Some("127.0.0.1:40001".parse().unwrap()),
         };

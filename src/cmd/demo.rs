@@ -238,9 +238,11 @@ fn demo_config(
     if let Some(engine) = boardcast::config::find_stockfish() {
         let _ = write!(
             text,
-            "# Stockfish ({}) analyses each position for the public tree (docs/displays.md, \"Analysis\").\n\
-             [analysis]\nenabled = true\nmovetime_ms = 500\n\n",
-            engine.display()
+            "# Stockfish ({}) analyses each position for the public tree (docs/displays.md, \"Analysis\"),\n\
+             # a second of the game's time each: a position is dropped once the board has moved on.\n\
+             [analysis]\nenabled = true\nmovetime_ms = {}\n\n",
+            engine.display(),
+            ((1000.0 / args.speed).round() as u64).max(20)
         );
     }
     // Games played `speed` times faster than real play: a board must

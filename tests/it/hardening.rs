@@ -271,3 +271,32 @@ fn slow_idle_and_oversized_http_clients_are_cut_off_while_pages_and_pgn_go_on() 
     let _ = board.wait();
     stop(&mut daemon);
 }
+
+#[test]
+fn a_malformed_connect_flood_gives_a_bounded_number_of_log_lines() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port, _) = hall_with_broker("hardening-log-flood", "");
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
+    let before = hall.log().lines().count();
+    // 2000 CONNECTs whose protocol name is not MQTT.
+    for _ in 0..2000 {
+        if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = stream.write_all(&[0x10, 0x05, 0x00, 0x04, b'X', b'X', b'X', b'X']);
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+            let _ = stream.read(&mut [0u8; 4]);
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let log = hall.log();
+    let added = log.lines().count() - before;
+    assert!(
+        added <= 20,
+        "2000 malformed CONNECTs wrote {added} log lines:\n{}",
+        &log[log.len().saturating_sub(2000)..]
+    );
+    assert!(log.contains("protocol error"), "the first ones are said: {log}");
+    stop(&mut daemon);
+}

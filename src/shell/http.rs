@@ -95,7 +95,7 @@ static CONTENT_SECURITY_POLICY: std::sync::LazyLock<String> = std::sync::LazyLoc
     }
     format!(
         "default-src 'self'; script-src 'self'{hashes}; style-src 'self'; img-src 'self' data:; \
-         connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+         connect-src 'self' ws: wss:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
     )
 });
 

@@ -37,12 +37,26 @@
 //!    memory, and the moves lost: `made` messages that never arrived, and
 //!    boards whose moves made differ from the plies played.
 //!
+//! 4. **Engine analysis** (`--phase analysis`, issue 24; not part of the
+//!    default run). Throughput runs of `--boards` boards (100) at
+//!    `--rate-factor` (1) for `--seconds` (120) each, four of them, one
+//!    process each: analysis off, on, off, on, so that load drifting on the
+//!    machine hits both sides alike. With analysis on, the real engine pool
+//!    (`shell::analysis`, Stockfish at `/usr/games/stockfish` or
+//!    `STOCKFISH_BIN`, `--engines` (1) of one thread, `--nodes` (1 000 000)
+//!    or `--movetime-ms`) gets every board's positions as the daemon wires
+//!    it; every run has the public tree at `--public-delay-s` (2). Each
+//!    analysis run reports positions sent vs analyses published, the time
+//!    from a position's public `state` to its `analysis` (both as the
+//!    subscriber receives them) and the engines' CPU (child processes, from
+//!    /proc); then the `made` p99 with analysis on over off.
+//!
 //! Run: `cargo bench --bench mqtt` (about four minutes), or
 //! `cargo bench --bench mqtt -- --games 8 --boards 500 --seconds 60 --rate-factor 1`.
 //! Add `--mosquitto-nagle` for a Mosquitto without `set_tcp_nodelay`.
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex,
@@ -54,12 +68,14 @@ use std::{
 use boardcast::{
     config::{BrokerUrl, Scheme},
     shell::{
+        analysis::{PoolSettings, run as run_pool},
         clock::SessionClock,
         driver::{Forward, Input, InputBody, Outlets, drive},
         mqtt::client::{self, PublisherEvent, PublisherSettings},
     },
 };
 use boardcast_core::{
+    analysis::{Positions, schedule::Position as Searched, uci::Budget},
     event::EventKind,
     protocol::Protocol,
     publish::{
@@ -107,10 +123,12 @@ fn main() {
         seconds: Duration::from_secs(flag("--seconds").unwrap_or(60)),
         factor: flag("--rate-factor").unwrap_or(1.0),
         max_rss_mib: flag("--max-rss-mib").unwrap_or(2048),
+        analysis: analysis_flags(),
     };
     match flag::<String>("--phase").as_deref() {
         Some("latency") => return latency(games),
         Some("throughput") => return throughput(&run),
+        Some("analysis") => return analysis_comparison(),
         _ => {}
     }
 
@@ -170,6 +188,87 @@ fn main() {
     }
 }
 
+/// Engine analysis during a throughput run (`--engines` given).
+#[derive(Clone, Copy)]
+struct AnalysisRun {
+    engines: usize,
+    budget: Budget,
+    delay: Duration,
+}
+
+/// The analysis flags: `--engines N` turns analysis on, with `--nodes`
+/// (1 000 000) or `--movetime-ms`, and `--public-delay-s` (2).
+fn analysis_flags() -> Option<AnalysisRun> {
+    let engines: usize = flag("--engines")?;
+    let budget = match flag::<u64>("--movetime-ms") {
+        Some(ms) => Budget::MoveTime { ms },
+        None => Budget::Nodes { nodes: flag("--nodes").unwrap_or(1_000_000) },
+    };
+    Some(AnalysisRun { engines, budget, delay: Duration::from_secs(flag("--public-delay-s").unwrap_or(2)) })
+}
+
+/// Part 4, analysis: throughput runs with analysis off, on, off, on, each in a
+/// process of its own with the same boards and moves, so that the daemon's
+/// `made` latency with and without the engines is compared under the same
+/// load; then the p99 ratio.
+fn analysis_comparison() {
+    let boards: usize = flag("--boards").unwrap_or(100);
+    let seconds: u64 = flag("--seconds").unwrap_or(120);
+    let factor: f64 = flag("--rate-factor").unwrap_or(1.0);
+    let engines: usize = flag("--engines").unwrap_or(1);
+    let delay: u64 = flag("--public-delay-s").unwrap_or(2);
+    let budget = match flag::<u64>("--movetime-ms") {
+        Some(ms) => vec!["--movetime-ms".to_owned(), ms.to_string()],
+        None => vec!["--nodes".to_owned(), flag::<u64>("--nodes").unwrap_or(1_000_000).to_string()],
+    };
+    let exe = std::env::current_exe().expect("this benchmark's path");
+    let mut p99 = [Vec::new(), Vec::new()];
+    for on in [false, true, false, true] {
+        let mut args: Vec<String> = [
+            "--phase",
+            "throughput",
+            "--boards",
+            &boards.to_string(),
+            "--seconds",
+            &seconds.to_string(),
+            "--rate-factor",
+            &factor.to_string(),
+            "--public-delay-s",
+            &delay.to_string(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if on {
+            args.extend(["--engines".to_owned(), engines.to_string()]);
+            args.extend(budget.iter().cloned());
+        }
+        let label = if on { "on" } else { "off" };
+        eprintln!("analysis {label}: {}", args.join(" "));
+        let out = std::process::Command::new(&exe)
+            .args(&args)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("the benchmark runs itself");
+        let text = String::from_utf8_lossy(&out.stdout);
+        print!("analysis {label}: {text}");
+        assert!(out.status.success(), "the analysis-{label} phase succeeds");
+        if let Some(us) =
+            text.lines().find_map(|l| l.strip_prefix("  made-p99-us: ")).and_then(|v| v.trim().parse::<f64>().ok())
+        {
+            p99[usize::from(on)].push(us);
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let (off, on) = (mean(&p99[0]), mean(&p99[1]));
+    println!(
+        "analysis: `made` latency p99, analysis off {:.1} ms, on {:.1} ms (mean of two phases each): ratio on/off {:.2}",
+        off / 1000.0,
+        on / 1000.0,
+        on / off
+    );
+    println!("  target (issue 24): analysis adds at most 10 % to the p99, a ratio of at most 1.10");
+}
+
 /// One throughput run.
 struct Run {
     boards: usize,
@@ -180,6 +279,7 @@ struct Run {
     factor: f64,
     /// The run is stopped, and fails, when the process grows beyond this.
     max_rss_mib: u64,
+    analysis: Option<AnalysisRun>,
 }
 
 /// A scratch folder for one part, removed when dropped.
@@ -279,7 +379,7 @@ struct Publisher {
     settings: FeedSettings,
 }
 
-fn start_publisher(rt: &Runtime, port: u16, boards: Vec<String>, epoch_ms: i64) -> Publisher {
+fn start_publisher(rt: &Runtime, port: u16, boards: Vec<String>, epoch_ms: i64, delay: Duration) -> Publisher {
     let topics = Topics::new(ROOT, "bench");
     let boot: Arc<str> = format!("{epoch_ms:x}-{:x}", std::process::id()).into();
     let settings = PublisherSettings {
@@ -296,7 +396,7 @@ fn start_publisher(rt: &Runtime, port: u16, boards: Vec<String>, epoch_ms: i64) 
         keep_alive: Duration::from_secs(15),
         topics: topics.clone(),
         boot: boot.clone(),
-        public_delay: Duration::ZERO,
+        public_delay: delay,
         queue_limit: 1_000_000,
         boards,
         started_ms: epoch_ms,
@@ -345,6 +445,7 @@ fn start_board(
     round: &str,
     clock: SessionClock,
     epoch_ms: i64,
+    positions: Option<&mpsc::UnboundedSender<Searched>>,
 ) -> BoardTask {
     let session = BoardSession::new(Protocol::EVENTS, ReconstructorConfig::default(), GameSetup::default());
     let feed = BoardFeed::new(publisher.settings.clone(), name, BoardPath::new("Bench", round, name), epoch_ms, name);
@@ -353,6 +454,11 @@ fn start_board(
     let mut outlets = Outlets::default();
     outlets.push(Forward::to(feed, publisher.items.clone()));
     outlets.push(Forward::to(EveryOutput::default(), outputs_tx));
+    if let Some(positions) = positions {
+        // As the daemon wires it (cmd/daemon/analysis.rs): every new
+        // position of the board to the engine pool.
+        outlets.push(Forward::to(Positions::new(BoardPath::new("Bench", round, name), name), positions.clone()));
+    }
     let driver = rt.spawn(drive(session, inputs_rx, outlets, clock));
     BoardTask { inputs, outputs, driver }
 }
@@ -383,12 +489,12 @@ fn latency(games_wanted: usize) {
 
     let (clock, epoch_ms) = start_clock();
     let names: Vec<String> = (1..=games.len()).map(|i| format!("L{i}")).collect();
-    let publisher = start_publisher(rt, mosquitto.port, names.clone(), epoch_ms);
+    let publisher = start_publisher(rt, mosquitto.port, names.clone(), epoch_ms, Duration::ZERO);
     let settle = ReconstructorConfig::default().settle;
     let (mut at_once, mut settled) = (Vec::new(), Vec::new());
     let mut seen = 0;
     for (game, name) in games.iter().zip(&names) {
-        let mut board = start_board(rt, &publisher, name, "latency", clock, epoch_ms);
+        let mut board = start_board(rt, &publisher, name, "latency", clock, epoch_ms, None);
         let send = |event: SensorEvent| {
             board
                 .inputs
@@ -524,6 +630,12 @@ struct Tally {
     last_made: Option<Instant>,
     /// Mosquitto's `$SYS/broker/publish/messages/…` counters.
     sys: BTreeMap<String, u64>,
+    /// When the public `state` of (board, game, ply) was first received.
+    public_state_at: HashMap<(String, u64, u64), Instant>,
+    /// Non-empty `analysis` messages received.
+    analyses: u64,
+    /// From a position's public `state` to its `analysis`, in microseconds.
+    analysis_latency_us: Vec<i64>,
 }
 
 /// A subscriber on `bench/#` that counts what it receives and reads only
@@ -573,6 +685,24 @@ impl Counter {
                             _ => p.topic.clone(),
                         };
                         *tally.by_topic.entry(key.clone()).or_default() += 1;
+                        if key == "public/state" || key == "public/analysis" {
+                            let Ok(json) = serde_json::from_slice::<Value>(&p.payload) else { continue };
+                            let board = levels.get(levels.len().saturating_sub(2)).copied().unwrap_or("?");
+                            let id = (
+                                board.to_owned(),
+                                json["game"].as_u64().unwrap_or(0),
+                                json["ply"].as_u64().unwrap_or(0),
+                            );
+                            if key == "public/state" {
+                                tally.public_state_at.entry(id).or_insert(at);
+                            } else {
+                                tally.analyses += 1;
+                                if let Some(public) = tally.public_state_at.get(&id).copied() {
+                                    tally.analysis_latency_us.push(at.duration_since(public).as_micros() as i64);
+                                }
+                            }
+                            continue;
+                        }
                         if key != "live/moves" {
                             continue;
                         }
@@ -616,6 +746,8 @@ struct Cpu {
     process: u64,
     threads: BTreeMap<String, u64>,
     mosquitto: u64,
+    /// The engines (child processes named `stockfish`).
+    engines: u64,
 }
 
 fn cpu_now() -> Cpu {
@@ -629,8 +761,11 @@ fn cpu_now() -> Cpu {
         // Mosquitto is this process's child.
         for child in std::fs::read_to_string(path.join("children")).unwrap_or_default().split_whitespace() {
             let proc_dir = PathBuf::from(format!("/proc/{child}"));
-            if std::fs::read_to_string(proc_dir.join("comm")).unwrap_or_default().trim() == "mosquitto" {
+            let comm = std::fs::read_to_string(proc_dir.join("comm")).unwrap_or_default();
+            if comm.trim() == "mosquitto" {
                 cpu.mosquitto += stat_ticks(&proc_dir.join("stat")).unwrap_or(0);
+            } else if comm.trim().starts_with("stockfish") {
+                cpu.engines += stat_ticks(&proc_dir.join("stat")).unwrap_or(0);
             }
         }
     }
@@ -774,7 +909,7 @@ async fn listen(
 }
 
 fn throughput(run: &Run) {
-    let Run { boards, per_round, seconds, factor, max_rss_mib } = *run;
+    let Run { boards, per_round, seconds, factor, max_rss_mib, analysis } = *run;
     let mut corpus = fixture_games("livechess-vestland-round1.pgn");
     corpus.extend(fixture_games("twic0920-sample.pgn"));
     corpus.retain(|g| !g.chess960 && g.start == Chess::default());
@@ -806,14 +941,47 @@ fn throughput(run: &Run) {
     eprintln!("throughput at {factor}x: starting {boards} boards in {rounds} round(s)");
     let (clock, epoch_ms) = start_clock();
     let names: Vec<String> = (1..=boards).map(|i| format!("b{i:03}")).collect();
-    let publisher = start_publisher(rt, port, names.clone(), epoch_ms);
+    let delay = Duration::from_secs(flag("--public-delay-s").unwrap_or(0));
+    let publisher = start_publisher(rt, port, names.clone(), epoch_ms, delay);
+    // The engine pool, fed through a relay that counts the positions.
+    let positions_sent = Arc::new(AtomicU64::new(0));
+    let (pool, relay) = match analysis {
+        Some(a) => {
+            let engine = PathBuf::from(std::env::var("STOCKFISH_BIN").unwrap_or("/usr/games/stockfish".into()));
+            assert!(engine.exists(), "{} is there (apt-get install stockfish, or set STOCKFISH_BIN)", engine.display());
+            let settings = PoolSettings {
+                engine,
+                engines: a.engines,
+                threads: 1,
+                hash_mb: 16,
+                budget: a.budget,
+                deadline: match a.budget {
+                    Budget::MoveTime { ms } => Duration::from_millis(ms) + Duration::from_secs(10),
+                    Budget::Nodes { .. } => Duration::from_secs(30),
+                },
+                delay: a.delay,
+                topics: publisher.settings.topics.clone(),
+            };
+            let (to_pool, pool_rx) = mpsc::unbounded_channel::<Searched>();
+            let (relay, mut relay_rx) = mpsc::unbounded_channel::<Searched>();
+            let sent = positions_sent.clone();
+            rt.spawn(async move {
+                while let Some(position) = relay_rx.recv().await {
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    let _ = to_pool.send(position);
+                }
+            });
+            (Some(rt.spawn(run_pool(settings, pool_rx, publisher.items.clone()))), Some(relay))
+        }
+        None => (None, None),
+    };
     let started = Arc::new(AtomicUsize::new(0));
     let mut inputs = Vec::new();
     let mut drivers = Vec::new();
     let mut listeners = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let round = (i / per_round + 1).to_string();
-        let board = start_board(rt, &publisher, name, &round, clock, epoch_ms);
+        let board = start_board(rt, &publisher, name, &round, clock, epoch_ms, relay.as_ref());
         board.inputs.blocking_send(Input { t: clock.now(), body: InputBody::Event(start_picture()) }).expect("runs");
         listeners.push(rt.spawn(listen(board.outputs, started.clone(), made_events.clone())));
         inputs.push(board.inputs);
@@ -867,6 +1035,7 @@ fn throughput(run: &Run) {
     for driver in drivers {
         let _ = rt.block_on(driver);
     }
+    drop(relay);
     let heard: Vec<Heard> = listeners.into_iter().map(|l| rt.block_on(l).expect("a listener")).collect();
     let expected: HashSet<(String, u64, u64)> = heard
         .iter()
@@ -879,6 +1048,9 @@ fn throughput(run: &Run) {
     let drain_limit = Instant::now() + Duration::from_secs(120);
     while !counter.with(arrived) && Instant::now() < drain_limit {
         std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Some(pool) = pool {
+        let _ = rt.block_on(pool);
     }
     let said = publisher.finish(rt);
     std::thread::sleep(Duration::from_millis(1500)); // the last $SYS figures
@@ -965,6 +1137,7 @@ fn throughput(run: &Run) {
             pick(0.99),
             pick(1.0)
         );
+        println!("  made-p99-us: {}", lat[((lat.len() - 1) as f64 * 0.99).round() as usize]);
     }
     if let Some(last) = tally.last_made {
         let after_end = last.checked_duration_since(window_end).map_or(0.0, |d| d.as_secs_f64() * 1000.0);
@@ -979,6 +1152,28 @@ fn throughput(run: &Run) {
     }
     let mq = ticks(before.0.mosquitto, after.0.mosquitto);
     println!("    Mosquitto (child process): {:.2} s ({:.1} %)", mq, mq / secs * 100.0);
+    if analysis.is_some() {
+        let en = ticks(before.0.engines, after.0.engines);
+        println!("    engines (child processes): {:.2} s ({:.1} % of one core)", en, en / secs * 100.0);
+        let mut lat = tally.analysis_latency_us.clone();
+        lat.sort_unstable();
+        let sent = positions_sent.load(Ordering::SeqCst);
+        println!(
+            "  analysis: {sent} positions to the engines, {} analyses published, {} not (dropped as stale, or the run ended)",
+            tally.analyses,
+            sent.saturating_sub(tally.analyses)
+        );
+        if !lat.is_empty() {
+            let pick = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize] as f64 / 1000.0;
+            println!(
+                "  public `state` received -> its `analysis` received: n={}, p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+                lat.len(),
+                pick(0.5),
+                pick(0.99),
+                pick(1.0)
+            );
+        }
+    }
     println!(
         "  memory: process VmRSS {:.0} MiB at the end of the run, VmHWM {:.0} MiB; Mosquitto VmHWM {:.0} MiB",
         rss_window as f64 / 1024.0,

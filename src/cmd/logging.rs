@@ -10,8 +10,20 @@
 //! Only boardcast's own lines are shown at the configured level; the MQTT
 //! client speaks only of warnings and errors, the embedded broker not at
 //! all.
+//!
+//! Warnings and errors alike (the same but for their numbers) are shown
+//! three times a minute and then counted, with one summary line when the
+//! minute ends (`shell::repeats`): a stranger who can make the daemon warn
+//! (a forged command, a refused connection) cannot fill the disk or bury
+//! the real messages.
 
-use std::fmt;
+use std::{
+    fmt,
+    sync::{LazyLock, Mutex, Once},
+    time::{Duration, Instant},
+};
+
+use boardcast::shell::repeats::Repeats;
 
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::{
@@ -36,9 +48,73 @@ pub(crate) fn init(format: LogFormat, level: &str) {
         .unwrap_or_else(|_| EnvFilter::new("warn,rumqttd=off,boardcast=info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
     let _ = match format {
-        LogFormat::Text => builder.event_format(Lines::new()).fmt_fields(DefaultFields::new()).try_init(),
-        LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).try_init(),
+        LogFormat::Text => builder.event_format(Aggregated(Lines::new())).fmt_fields(DefaultFields::new()).try_init(),
+        LogFormat::Json => {
+            let json = tracing_subscriber::fmt::format().json().with_current_span(true).with_span_list(false);
+            builder.json().event_format(Aggregated(json)).try_init()
+        }
     };
+}
+
+/// The warnings and errors seen in the current windows, for every format.
+static REPEATS: LazyLock<Mutex<Repeats>> = LazyLock::new(|| Mutex::new(Repeats::default()));
+
+/// A format whose warnings and errors go through [`REPEATS`].
+struct Aggregated<F>(F);
+
+impl<S, N, F> FormatEvent<S, N> for Aggregated<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        // `WARN` and `ERROR` are the levels at or below `WARN`.
+        if *event.metadata().level() > Level::WARN {
+            return self.0.format_event(ctx, writer, event);
+        }
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        // The time stamp's digits count as numbers: lines alike but for
+        // their time are alike.
+        let shown = REPEATS.lock().map_or(true, |mut repeats| repeats.shown(Instant::now(), without_time(&line), ""));
+        if shown {
+            return writer.write_str(&line);
+        }
+        start_summaries();
+        Ok(())
+    }
+}
+
+/// The line without the readable format's leading time stamp.
+fn without_time(line: &str) -> &str {
+    let line = line.trim_end();
+    match line.split_once(' ') {
+        Some((first, rest)) if first.len() > 20 && first.ends_with('Z') && first.as_bytes()[0].is_ascii_digit() => rest,
+        _ => line,
+    }
+}
+
+/// Says, once a second, the summaries of the windows that hid lines; started
+/// by the first hidden line (most runs never need it).
+fn start_summaries() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new().name("log-summaries".into()).spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                // The lock is let go before the summaries are logged: they
+                // go through the same format.
+                let due = REPEATS.lock().map(|mut repeats| repeats.due(Instant::now())).unwrap_or_default();
+                for summary in due {
+                    tracing::warn!("log: {summary}");
+                }
+            }
+        });
+        if let Err(error) = spawned {
+            eprintln!("boardcast: repeated log lines will not be summarised (no thread: {error})");
+        }
+    });
 }
 
 /// The readable format: `[time] [LEVEL] board: message`.

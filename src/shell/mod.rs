@@ -17,6 +17,8 @@
 //!   faster), exactly as a live board's bytes would arrive.
 //! - [`pty`], [`simulate`]: a capture played as a live board behind a
 //!   pseudo-terminal, for tests, the demo and users without hardware.
+//! - [`repeats`]: log lines alike counted and summarised, so that a
+//!   flood of them cannot fill the disk.
 //! - [`supervise`]: a board's tasks started again after a failure, without
 //!   touching the other boards.
 //! - [`mqtt`]: the publisher task, the commands listener and the embedded
@@ -46,6 +48,7 @@ pub mod ports;
 pub mod probe;
 pub mod pty;
 pub mod record;
+pub mod repeats;
 pub mod replay;
 pub mod simulate;
 pub mod speech;

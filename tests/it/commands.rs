@@ -167,6 +167,55 @@ fn forged_commands_are_refused_through_mosquitto() {
     stop(&mut daemon);
 }
 
+/// A stranger who can publish on the commands topic (the built-in broker
+/// lets anyone) sends a hundred forged commands: each is refused, but the
+/// daemon's log says so three times and then counts (docs/security.md), so
+/// that the flood neither fills the disk nor buries the real messages.
+#[test]
+fn a_forged_command_flood_gives_a_bounded_number_of_log_lines() {
+    let hall = Hall::new("commands-log-flood");
+    let port = free_port();
+    let mqtt = format!(
+        "[mqtt]\nbridge_id = \"hall\"\n[mqtt.embedded]\nbroker = \"builtin\"\nlisten = \"127.0.0.1:{port}\"\nws_listen = \"\"\n"
+    );
+    let config = hall.config_with_mqtt(&["b1"], &mqtt);
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(port, Duration::from_secs(10)));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let replies = Subscriber::start(&runtime, port, "boardcast/v1/bridges/hall/replies", "flood-replies");
+    assert!(replies.wait_subscribed(Duration::from_secs(30)), "{}", hall.log());
+    let before = hall.log().lines().count();
+    let wrong = OperatorKey::from_bytes([9; 32]);
+    // Below the bridge's rate limit (20 a second), so that every one is
+    // judged and answered rather than refused as a flood unanswered.
+    const FORGED: usize = 100;
+    for n in 0..FORGED {
+        publish(&runtime, port, tag(&format!("forged-{n}"), "forged", now_ms(), &wrong), false);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    // Every one is answered (refused), so every one went through the log.
+    let answered = |r: &[crate::support::mqtt::Received]| r.len() >= FORGED;
+    assert!(
+        replies.wait_for(Duration::from_secs(60), answered),
+        "{} answers\n{}",
+        replies.received().len(),
+        hall.log()
+    );
+    assert!(replies.received().iter().all(|m| m.json["ok"] == false));
+    std::thread::sleep(Duration::from_millis(500));
+    let log = hall.log();
+    let added: Vec<&str> = log.lines().skip(before).collect();
+    let refusals = added.iter().filter(|l| l.contains("refused")).count();
+    assert!(
+        (1..=5).contains(&refusals) && added.len() <= 20,
+        "{FORGED} forged commands wrote {} log lines, {refusals} of them refusals:\n{}",
+        added.len(),
+        added.join("\n")
+    );
+    assert!(log.contains("refused: not signed with this daemon's operator key"), "the first ones are said: {log}");
+    stop(&mut daemon);
+}
+
 /// 2 MB on the commands topic (retained and not) through a persistent
 /// Mosquitto: the feed carries every move, also after a daemon restart.
 #[test]

@@ -587,7 +587,7 @@ fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Re
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
-            let mut repeats = Repeats::default();
+            let mut repeats = crate::shell::repeats::Repeats::default();
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             // The address of the last connection Mosquitto announced: its
             // warning about that client names none.
@@ -627,84 +627,6 @@ fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Re
         });
     }
     Ok(child)
-}
-
-/// Repeated warnings of the broker, aggregated: of the lines alike (the
-/// same but for their numbers) in a window of [`Repeats::WINDOW`], the
-/// first [`Repeats::SHOWN`] go into the log as they come; the rest are
-/// counted, with their sources, and said in one line when the window ends.
-/// One malformed CONNECT is one warning: a stranger sending thousands a
-/// second would otherwise fill the disk and bury the real messages.
-#[derive(Debug, Default)]
-struct Repeats {
-    alike: std::collections::HashMap<String, Alike>,
-}
-
-#[derive(Debug)]
-struct Alike {
-    since: std::time::Instant,
-    example: String,
-    shown: u32,
-    hidden: u64,
-    sources: std::collections::BTreeSet<String>,
-    /// Sources beyond [`Repeats::SOURCES`] were seen.
-    others: bool,
-}
-
-impl Repeats {
-    const WINDOW: Duration = Duration::from_secs(60);
-    const SHOWN: u32 = 3;
-    /// Sources named in a summary at most.
-    const SOURCES: usize = 5;
-
-    /// Whether `line` goes into the log now (else it is counted).
-    fn shown(&mut self, now: std::time::Instant, line: &str, source: &str) -> bool {
-        let key: String = line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
-        let alike = self.alike.entry(key).or_insert_with(|| Alike {
-            since: now,
-            example: line.to_owned(),
-            shown: 0,
-            hidden: 0,
-            sources: std::collections::BTreeSet::new(),
-            others: false,
-        });
-        if alike.shown < Self::SHOWN {
-            alike.shown += 1;
-            return true;
-        }
-        alike.hidden += 1;
-        if !source.is_empty() && !alike.sources.contains(source) {
-            if alike.sources.len() < Self::SOURCES {
-                alike.sources.insert(source.to_owned());
-            } else {
-                alike.others = true;
-            }
-        }
-        false
-    }
-
-    /// The summaries of the windows ended by `now`.
-    fn due(&mut self, now: std::time::Instant) -> Vec<String> {
-        let mut summaries = Vec::new();
-        self.alike.retain(|_, alike| {
-            if now.duration_since(alike.since) < Self::WINDOW {
-                return true;
-            }
-            if alike.hidden > 0 {
-                let sources: Vec<&str> = alike.sources.iter().map(String::as_str).collect();
-                summaries.push(format!(
-                    "{} more line(s) like \"{}\" in {} s, not shown (from {}{})",
-                    alike.hidden,
-                    alike.example,
-                    Self::WINDOW.as_secs(),
-                    if sources.is_empty() { "unknown addresses".to_owned() } else { sources.join(", ") },
-                    if alike.others { " and others" } else { "" },
-                ));
-            }
-            false
-        });
-        summaries
-    }
 }
 
 /// Makes the kernel kill the child when the daemon dies, however it dies.
@@ -834,25 +756,6 @@ mod tests {
         replace_private_together(&[(&passwd, "new passwd"), (&acl, "new acl")]).unwrap();
         assert_eq!(std::fs::read_to_string(&acl).unwrap(), "new acl");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn repeated_warnings_are_counted_and_said_once_a_window_with_their_sources() {
-        let mut repeats = Repeats::default();
-        let t0 = std::time::Instant::now();
-        let shown = (0..1000)
-            .filter(|n| {
-                repeats.shown(t0, "Client <unknown> disconnected due to protocol error.", &format!("10.0.0.{}", n % 7))
-            })
-            .count();
-        assert_eq!(shown, 3);
-        assert!(repeats.shown(t0, "Error: another thing", ""), "another warning is shown");
-        assert!(repeats.due(t0 + Duration::from_secs(59)).is_empty());
-        let said = repeats.due(t0 + Repeats::WINDOW);
-        assert_eq!(said.len(), 1, "{said:?}");
-        assert!(said[0].starts_with("997 more line(s) like \"Client <unknown> disconnected"), "{said:?}");
-        assert!(said[0].contains("from 10.0.0.0, 10.0.0.3, 10.0.0.4") && said[0].ends_with("and others)"), "{said:?}");
-        assert!(repeats.shown(t0 + Repeats::WINDOW, "Client <unknown> disconnected due to protocol error.", ""));
     }
 
     #[test]

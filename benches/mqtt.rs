@@ -43,8 +43,9 @@
 //!    process each: analysis off, on, off, on, so that load drifting on the
 //!    machine hits both sides alike. With analysis on, the real engine pool
 //!    (`shell::analysis`, Stockfish at `/usr/games/stockfish` or
-//!    `STOCKFISH_BIN`, `--engines` (1) of one thread, `--nodes` (1 000 000)
-//!    or `--movetime-ms`) gets every board's positions as the daemon wires
+//!    `STOCKFISH_BIN`, `--engines` (1) of one thread at `--engine-nice`
+//!    (10, the configuration's default), `--nodes` (1 000 000) or
+//!    `--movetime-ms`) gets every board's positions as the daemon wires
 //!    it; every run has the public tree at `--public-delay-s` (2). Each
 //!    analysis run reports positions sent vs analyses published, the time
 //!    from a position's public `state` to its `analysis` (both as the
@@ -192,6 +193,7 @@ fn main() {
 #[derive(Clone, Copy)]
 struct AnalysisRun {
     engines: usize,
+    nice: i32,
     budget: Budget,
     delay: Duration,
 }
@@ -204,7 +206,12 @@ fn analysis_flags() -> Option<AnalysisRun> {
         Some(ms) => Budget::MoveTime { ms },
         None => Budget::Nodes { nodes: flag("--nodes").unwrap_or(1_000_000) },
     };
-    Some(AnalysisRun { engines, budget, delay: Duration::from_secs(flag("--public-delay-s").unwrap_or(2)) })
+    Some(AnalysisRun {
+        engines,
+        nice: flag("--engine-nice").unwrap_or(10),
+        budget,
+        delay: Duration::from_secs(flag("--public-delay-s").unwrap_or(2)),
+    })
 }
 
 /// Part 4, analysis: throughput runs with analysis off, on, off, on, each in a
@@ -216,6 +223,7 @@ fn analysis_comparison() {
     let seconds: u64 = flag("--seconds").unwrap_or(120);
     let factor: f64 = flag("--rate-factor").unwrap_or(1.0);
     let engines: usize = flag("--engines").unwrap_or(1);
+    let nice: i32 = flag("--engine-nice").unwrap_or(10);
     let delay: u64 = flag("--public-delay-s").unwrap_or(2);
     let budget = match flag::<u64>("--movetime-ms") {
         Some(ms) => vec!["--movetime-ms".to_owned(), ms.to_string()],
@@ -239,7 +247,7 @@ fn analysis_comparison() {
         .map(str::to_owned)
         .to_vec();
         if on {
-            args.extend(["--engines".to_owned(), engines.to_string()]);
+            args.extend(["--engines".to_owned(), engines.to_string(), "--engine-nice".to_owned(), nice.to_string()]);
             args.extend(budget.iter().cloned());
         }
         let label = if on { "on" } else { "off" };
@@ -955,6 +963,7 @@ fn throughput(run: &Run) {
                 threads: 1,
                 hash_mb: 16,
                 budget: a.budget,
+                nice: a.nice,
                 deadline: match a.budget {
                     Budget::MoveTime { ms } => Duration::from_millis(ms) + Duration::from_secs(10),
                     Budget::Nodes { .. } => Duration::from_secs(30),

@@ -25,6 +25,8 @@ pub struct AnalysisConfig {
     /// When not 0, the budget is this many nodes instead of `movetime_ms`.
     pub nodes: u64,
     pub hung_after_ms: u64,
+    /// The engines' CPU priority (nice value), 0 to 19.
+    pub nice: i32,
 }
 
 /// Engine analysis, checked.
@@ -45,6 +47,9 @@ pub struct Analysis {
     /// How long past the budget (after `go` for a budget in nodes) an
     /// engine may stay silent before it counts as hung.
     pub hung_after: Duration,
+    /// The engines' nice value: the boards, the capture and the feed come
+    /// first, the engines get what CPU is left.
+    pub nice: i32,
 }
 
 /// Where Debian's `stockfish` package puts the engine (outside most users'
@@ -137,6 +142,13 @@ impl Config {
                 "at least 100 milliseconds past the budget before an engine counts as hung (10000 suits a busy machine)",
             ));
         }
+        if !(0..=19).contains(&a.nice) {
+            return Err(error(
+                "analysis.nice".into(),
+                &a.nice.to_string(),
+                "a nice value from 0 (the daemon's own priority) to 19 (only CPU nothing else wants); 10 suits a hall",
+            ));
+        }
         let engine = Some(a.engine.clone()).filter(|p| !p.as_os_str().is_empty());
         Ok(Some(Analysis {
             engine,
@@ -145,6 +157,7 @@ impl Config {
             hash_mb: a.hash_mb,
             budget,
             hung_after: Duration::from_millis(a.hung_after_ms),
+            nice: a.nice,
         }))
     }
 }

@@ -465,6 +465,8 @@ fn analysis_is_off_unless_enabled_and_its_budget_and_sizes_are_checked() {
         (&|a| a.movetime_ms = 5, "analysis.movetime_ms = 5: at least 10 milliseconds"),
         (&|a| a.nodes = 10, "analysis.nodes = 10: at least 1000 nodes"),
         (&|a| a.hung_after_ms = 0, "analysis.hung_after_ms = 0: at least 100 milliseconds"),
+        (&|a| a.nice = 20, "analysis.nice = 20: a nice value from 0"),
+        (&|a| a.nice = -5, "analysis.nice = -5: a nice value from 0"),
     ] {
         let got = with(change).analysis().unwrap_err().to_string();
         assert!(got.starts_with(message), "{got}");

@@ -52,6 +52,7 @@ pub(super) fn start(
         hash_mb: analysis.hash_mb,
         budget: analysis.budget,
         deadline: analysis.deadline(),
+        nice: analysis.nice,
         delay,
         topics,
     };

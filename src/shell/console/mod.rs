@@ -1,0 +1,87 @@
+//! The operator console's server side: log-in with the broker's accounts
+//! (`boardcast accounts`), sessions as cookies ([`session`]), and operator
+//! commands signed here, with the operator key that never reaches the
+//! browser, and sent to a bridge as `boardcast ctl` sends them
+//! ([`api`], through `shell::mqtt::ask`). `operator` accounts change
+//! games; `live` accounts acknowledge alerts and change games only when
+//! `[http] live_may_change` allows; `public` accounts get no console.
+
+pub mod api;
+pub mod session;
+
+use std::{
+    sync::{Mutex, RwLock},
+    time::Duration,
+};
+
+use boardcast_core::publish::guard::OperatorKey;
+
+use crate::{
+    accounts::{Account, Role},
+    config::{BrokerUrl, ConsoleSettings},
+};
+
+use self::session::Sessions;
+
+/// How the console reaches the bridges: the daemon's broker and account,
+/// and the key that signs.
+#[derive(Clone, Debug)]
+pub struct Commander {
+    /// The broker the daemon publishes to.
+    pub broker: BrokerUrl,
+    /// The daemon's own log-in there (it may write every bridge's commands).
+    pub credentials: Option<(String, String)>,
+    /// The topic root.
+    pub root: String,
+    /// This daemon's bridge id: where a command goes unless it names another.
+    pub bridge: String,
+    /// The operator key (`[operator] key_file`).
+    pub key: OperatorKey,
+}
+
+/// How long the console waits for a bridge's reply to a command.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The console's state, shared by the HTTP server's connections.
+#[derive(Debug)]
+pub struct Console {
+    settings: ConsoleSettings,
+    accounts: RwLock<Vec<Account>>,
+    sessions: Mutex<Sessions>,
+    commander: Option<Commander>,
+}
+
+impl Console {
+    /// A console logging in `accounts`, sending commands through
+    /// `commander` (`None`: the daemon has no MQTT feed, so no bridge to
+    /// command).
+    pub fn new(settings: ConsoleSettings, accounts: Vec<Account>, commander: Option<Commander>) -> Self {
+        Self {
+            settings,
+            accounts: RwLock::new(accounts),
+            sessions: Mutex::new(Sessions::new(settings.idle, settings.max)),
+            commander,
+        }
+    }
+
+    /// The accounts file was read again (SIGHUP): log-ins follow it, and
+    /// the sessions of accounts removed, or whose role or password changed,
+    /// end.
+    pub fn set_accounts(&self, accounts: Vec<Account>) {
+        let ended = self.sessions.lock().expect("not poisoned").follow(&accounts);
+        if !ended.is_empty() {
+            tracing::info!("console: sessions ended (account removed or changed): {}", ended.join(", "));
+        }
+        *self.accounts.write().expect("not poisoned") = accounts;
+    }
+
+    /// Whether `role` may send `command` (a `command` field as in
+    /// docs/operator.md).
+    fn may(&self, role: Role, command: &str) -> bool {
+        match role {
+            Role::Operator => true,
+            Role::Live => command == "acknowledge_alert" || self.settings.live_may_change,
+            Role::Public => false,
+        }
+    }
+}

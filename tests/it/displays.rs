@@ -303,7 +303,6 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
         Value::Null,
         "no key in the browser"
     );
-    browser.screenshot(&shots.join("console.png"));
     stop(&mut demo);
     drop(browser);
     let _ = std::fs::remove_dir_all(&dir);

@@ -191,6 +191,32 @@ fn the_session_cookie_is_strict_and_changes_need_the_pages_origin_and_a_live_ses
     stop(&mut daemon);
 }
 
+#[test]
+fn repeated_wrong_passwords_are_answered_429_with_retry_after_and_not_even_checked() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port) = hall_with_console("console-guessing", "");
+    let op = hall.account("op", "operator");
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(20)), "{}", hall.log());
+    // A few mistakes are free; then each attempt waits, longer and longer.
+    let statuses: Vec<u16> = (0..8).map(|n| login(port, "op", &format!("guess-{n}")).status).collect();
+    assert_eq!(statuses[..5], [401; 5], "{statuses:?}");
+    assert!(statuses.contains(&429), "guessing is slowed: {statuses:?}");
+    // While waiting, even the right password is not checked.
+    let waiting = login(port, "op", &op);
+    assert_eq!(waiting.status, 429, "{}", waiting.body);
+    let seconds: u64 = waiting.header("retry-after").expect("Retry-After").parse().unwrap();
+    assert!((1..=30).contains(&seconds), "{seconds}");
+    assert!(waiting.body.contains("too many failed log-ins"), "{}", waiting.body);
+    // Once the wait is over, the right password lets the operator in.
+    std::thread::sleep(Duration::from_millis(seconds * 1000 + 200));
+    let answer = login(port, "op", &op);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    stop(&mut daemon);
+}
+
 /// Logs in on the console page's form; what the form then says (empty
 /// once logged in).
 fn log_in_on_the_page(browser: &Browser, site: &str, account: &str, password: &str) -> Value {

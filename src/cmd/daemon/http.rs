@@ -62,6 +62,9 @@ pub(super) async fn start(
         );
     }
     tracing::info!("http: operator console on http://{address}/console.html (log-in with an operator or live account)");
+    if let Some(console) = &console {
+        tokio::spawn(console.clone().say_warnings(shutdown.clone()));
+    }
     tokio::spawn(http::serve(listener, Arc::from(config.to_string()), shelf, console, shutdown));
     Ok(address)
 }

@@ -128,9 +128,30 @@ where
         return text(StatusCode::BAD_REQUEST, "a log-in is a JSON object {\"account\": …, \"password\": …}");
     };
     let name: String = name.trim().chars().take(64).collect();
+    let now = console.now();
+    // While an address or an account is being slowed down, no password is
+    // even checked: a guess then tells nothing, right or wrong.
+    if let Some(wait) = console.logins.lock().expect("not poisoned").wait(now, peer, &name) {
+        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        let mut response = text(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!("too many failed log-ins from this address or for this account: try again in {seconds} s"),
+        );
+        response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+        return response;
+    }
     let account = console.accounts.read().expect("not poisoned").iter().find(|a| a.name == name).cloned();
     let hash = account.as_ref().map_or(NO_ACCOUNT_HASH.as_str(), |a| a.hash.as_str());
     let verified = accounts::verify(password, hash);
+    {
+        let mut logins = console.logins.lock().expect("not poisoned");
+        if verified && account.is_some() {
+            logins.succeeded(now, peer, &name);
+        } else {
+            logins.failed(now, peer, &name);
+        }
+    }
+    console.warn(now);
     let Some(account) = account.filter(|_| verified) else {
         tracing::debug!("console: a failed log-in from {peer} for the account {name:?}");
         return text(StatusCode::UNAUTHORIZED, "wrong account name or password");

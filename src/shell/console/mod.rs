@@ -5,16 +5,20 @@
 //! ([`api`], through `shell::mqtt::ask`). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
 //! `[http] live_may_change` allows; `public` accounts get no console.
+//! Failed log-ins are slowed per address and per account by the core's
+//! tracker (`boardcast_core::Logins`), whose aggregated warnings go to the
+//! log.
 
 pub mod api;
 pub mod session;
 
 use std::{
-    sync::{Mutex, RwLock},
-    time::Duration,
+    sync::{Arc, Mutex, RwLock},
+    time::{Duration, Instant},
 };
 
-use boardcast_core::publish::guard::OperatorKey;
+use boardcast_core::{LoginLimits, Logins, publish::guard::OperatorKey, time::Timestamp};
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     accounts::{Account, Role},
@@ -49,6 +53,11 @@ pub struct Console {
     accounts: RwLock<Vec<Account>>,
     sessions: Mutex<Sessions>,
     commander: Option<Commander>,
+    /// Failed log-ins per address and per account (the core's tracker):
+    /// the delays `/api/login` imposes and the warnings it logs.
+    logins: Mutex<Logins>,
+    /// The origin of the tracker's time.
+    origin: Instant,
 }
 
 impl Console {
@@ -61,6 +70,8 @@ impl Console {
             accounts: RwLock::new(accounts),
             sessions: Mutex::new(Sessions::new(settings.idle, settings.max)),
             commander,
+            logins: Mutex::new(Logins::new(LoginLimits::default())),
+            origin: Instant::now(),
         }
     }
 
@@ -73,6 +84,36 @@ impl Console {
             tracing::info!("console: sessions ended (account removed or changed): {}", ended.join(", "));
         }
         *self.accounts.write().expect("not poisoned") = accounts;
+    }
+
+    /// Logs the failed log-ins' aggregated warnings, also those due at the
+    /// end of a counting window with no attempt after it; until `stop`.
+    pub async fn say_warnings(self: Arc<Self>, stop: CancellationToken) {
+        loop {
+            let next = self.logins.lock().expect("not poisoned").poll_timeout();
+            let wait = next.map_or(Duration::from_secs(60), |at| {
+                Duration::from_micros(at.as_micros().saturating_sub(self.now().as_micros()))
+                    .max(Duration::from_millis(100))
+            });
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+            self.warn(self.now());
+        }
+    }
+
+    /// The tracker's time now.
+    fn now(&self) -> Timestamp {
+        Timestamp::from_micros(self.origin.elapsed().as_micros() as u64)
+    }
+
+    /// Logs the tracker's warnings due at `now`.
+    fn warn(&self, now: Timestamp) {
+        let mut logins = self.logins.lock().expect("not poisoned");
+        while let Some(warning) = logins.poll_warning(now) {
+            tracing::warn!("console: {warning}");
+        }
     }
 
     /// Whether `role` may send `command` (a `command` field as in

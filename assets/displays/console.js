@@ -61,6 +61,7 @@
   $('who').dataset.role = who.role;
   $('logout').hidden = false;
   $('console').hidden = false;
+  $('filter-label').hidden = false;
   if (!who.may_change) {
     // The daemon refuses these commands for this account anyway; the
     // controls say so before anyone tries.

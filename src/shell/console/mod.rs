@@ -126,3 +126,26 @@ impl Console {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn console(live_may_change: bool) -> Console {
+        Console::new(ConsoleSettings { live_may_change, ..ConsoleSettings::default() }, Vec::new(), None)
+    }
+
+    #[test]
+    fn operators_change_games_live_accounts_acknowledge_alerts_unless_allowed_more_public_nothing() {
+        let strict = console(false);
+        for command in ["set_result", "take_back", "next_round", "acknowledge_alert"] {
+            assert!(strict.may(Role::Operator, command), "{command}");
+            assert!(!strict.may(Role::Public, command), "{command}");
+        }
+        assert!(strict.may(Role::Live, "acknowledge_alert"));
+        assert!(!strict.may(Role::Live, "set_result") && !strict.may(Role::Live, "take_back"));
+        let allowed = console(true);
+        assert!(allowed.may(Role::Live, "set_result"));
+        assert!(!allowed.may(Role::Public, "acknowledge_alert"));
+    }
+}

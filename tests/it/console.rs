@@ -148,6 +148,11 @@ fn the_session_cookie_is_strict_and_changes_need_the_pages_origin_and_a_live_ses
         request(port, "POST", "/api/command", &[("Origin", &origin), ("Cookie", "boardcast-session=00")], &command);
     assert_eq!(forged.status, 401);
 
+    // A bridge id that would take the command to another topic.
+    let elsewhere = json!({"bridge": "hall/boards/b1", "board": "b1", "command": "flip"}).to_string();
+    let refused = request(port, "POST", "/api/command", &[("Origin", &origin), ("Cookie", &session)], &elsewhere);
+    assert_eq!(refused.status, 400, "{}", refused.body);
+
     // A public (display) account, right password: no console, no cookie.
     let public = login(port, "tv", &tv);
     assert_eq!(public.status, 403, "{}", public.body);

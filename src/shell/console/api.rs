@@ -212,9 +212,19 @@ where
         );
     };
     let bridge = match fields.remove("bridge") {
-        Some(Value::String(bridge)) if !bridge.is_empty() => Some(bridge),
+        // A bridge id is one topic level: no wildcard, separator or control
+        // character can take the command to another topic.
+        Some(Value::String(bridge))
+            if !bridge.is_empty()
+                && bridge.len() <= 128
+                && !bridge.chars().any(|c| matches!(c, '/' | '+' | '#') || c.is_control()) =>
+        {
+            Some(bridge)
+        }
         None | Some(Value::Null) => None,
-        Some(_) => return text(StatusCode::BAD_REQUEST, "\"bridge\" is a bridge id (text)"),
+        Some(_) => {
+            return text(StatusCode::BAD_REQUEST, "\"bridge\" is a bridge id: one topic level, without / + #");
+        }
     };
     let Some(Value::String(board)) = fields.remove("board") else {
         return text(StatusCode::BAD_REQUEST, "the command names no \"board\"");

@@ -307,6 +307,15 @@ fn an_operator_sets_a_result_from_the_console_and_a_live_account_is_refused_by_t
          .then(async r => [r.status, (await r.json()).status])",
     );
     assert_eq!(refused, json!([403, "refused"]));
+    // Acknowledging an alert is the arbiter's: it reaches the bridge, which
+    // answers (done, or refused for an alert it does not know).
+    let acknowledged = browser.run(
+        "return fetch('/api/command', {method: 'POST', credentials: 'same-origin', headers: {'Content-Type': 'application/json'}, \
+           body: JSON.stringify({board: 'b1', command: 'acknowledge_alert', game: 1, seq: 1})}) \
+         .then(async r => [r.status, (await r.json()).status])",
+    );
+    assert_eq!(acknowledged[0], 200, "{acknowledged}");
+    assert_ne!(acknowledged[1], "no_answer", "{acknowledged}");
     std::thread::sleep(Duration::from_secs(1));
     assert!(!hall.pgn("b1").contains("[Result \"0-1\"]"), "{}", hall.pgn("b1"));
     let _ = board.kill();

@@ -1,58 +1,107 @@
-// boardcast display pages: the arbiter console's script (kept out of the
-// page so that the pages run under a `script-src 'self'` policy). GPL-3.0-or-later.
+// boardcast display pages: the operator console's script (kept out of the
+// page so that the pages run under a `script-src 'self'` policy). It logs
+// in at the daemon (/api/login: a session cookie the script never sees)
+// and sends commands to /api/command, where the daemon signs them with the
+// operator key, which never reaches the browser. The live tree is read
+// over MQTT with the same account, kept in sessionStorage for this tab as
+// the other pages keep theirs (displays.js). GPL-3.0-or-later.
 'use strict';
 (async () => {
   const B = Boardcast;
-  const S = BoardcastSha256;
   const cfg = await B.config();
   const root = `${cfg.root}/v1`;
   const bridge = B.params.get('bridge') || cfg.bridges[0];
   const states = new Map(); // board name -> latest state
   const seen = new B.Seen();
   const noticesSeen = new Set(); // QoS 1 may bring a notice twice
-  let client = null;
   const $ = (id) => document.getElementById(id);
+  const post = (path, body) => fetch(path, {
+    method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
 
-  // The operator key (the daemon's [operator] key_file: 64 hex digits),
-  // pasted once per tab; it stays in sessionStorage and only signs.
-  function key() {
-    const saved = sessionStorage.getItem('boardcast-operator-key');
-    if (saved) return Promise.resolve(S.fromHex(saved));
+  // The session: the daemon's answer to /api/session, or the log-in form
+  // until an operator or live account logs in. The same account reads the
+  // live tree over MQTT.
+  async function session() {
+    const response = await fetch('/api/session', { credentials: 'same-origin', cache: 'no-store' });
+    if (response.ok && sessionStorage.getItem('boardcast-login')) return response.json();
+    const form = $('console-login');
+    form.hidden = false;
+    form.account.focus();
     return new Promise((resolve) => {
-      const form = document.createElement('form');
-      form.id = 'key';
-      form.innerHTML = `<h2>Operator key</h2><p>Paste the 64 hexadecimal digits of the daemon's operator key file.
-        It stays in this tab and is never sent.</p><input name="key" autocomplete="off" spellcheck="false">
-        <button type="submit">Use this key</button><span class="why"></span>`;
-      form.addEventListener('submit', (e) => {
+      form.addEventListener('submit', async (e) => {
         e.preventDefault();
-        const text = form.key.value.trim().toLowerCase();
-        const bytes = S.fromHex(text);
-        if (!bytes || bytes.length !== 32) {
-          form.querySelector('.why').textContent = 'that is not 64 hexadecimal digits';
+        const why = form.querySelector('.why');
+        why.textContent = '';
+        const login = { account: form.account.value.trim(), password: form.password.value };
+        let answer;
+        try {
+          answer = await post('/api/login', login);
+        } catch {
+          why.textContent = 'the daemon cannot be reached';
           return;
         }
-        sessionStorage.setItem('boardcast-operator-key', text);
-        form.remove();
-        resolve(bytes);
+        if (!answer.ok) {
+          const words = (await answer.text()) || answer.statusText;
+          const wait = answer.headers.get('Retry-After');
+          why.textContent = wait ? `${words} (try again in ${wait} s)` : words;
+          form.password.value = '';
+          return;
+        }
+        sessionStorage.setItem('boardcast-login', JSON.stringify({ username: login.account, password: login.password }));
+        form.password.value = '';
+        form.hidden = true;
+        resolve(answer.json());
       });
-      document.body.appendChild(form);
     });
   }
 
-  // Publishes `request` signed: {"signed": the request as JSON text,
-  // "mac": HMAC-SHA256 of its UTF-8 bytes with the operator key, in hex}.
+  const who = await session();
+  $('who').textContent = `${who.account} (${who.role})`;
+  $('who').dataset.role = who.role;
+  $('logout').hidden = false;
+  $('console').hidden = false;
+  $('filter-label').hidden = false;
+  if (!who.may_change) {
+    // The daemon refuses these commands for this account anyway; the
+    // controls say so before anyone tries.
+    for (const control of $('commands').querySelectorAll('select, input, button')) control.disabled = true;
+    const note = $('why-disabled');
+    note.hidden = false;
+    note.textContent = `${who.account} is a ${who.role} account: it may acknowledge alerts, not change games (an operator account may)`;
+  }
+  $('logout').addEventListener('click', async () => {
+    sessionStorage.removeItem('boardcast-login');
+    await post('/api/logout', {}).catch(() => {});
+    location.reload();
+  });
+
+  // Sends `request` ({board, command, …} as in docs/operator.md) to the
+  // daemon, which signs it and waits for the bridge's reply; the reply is
+  // shown: done, refused and why, or no answer.
   async function command(request) {
-    const k = await key();
-    const full = { id: `console-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, ts_ms: Date.now(), ...request };
-    const signed = JSON.stringify(full);
-    const envelope = { signed, mac: S.hex(S.hmac(k, S.utf8(signed))) };
-    client.publish(`${root}/bridges/${bridge}/commands`, JSON.stringify(envelope), { qos: 1 });
     const li = document.createElement('li');
-    li.dataset.id = full.id;
-    li.textContent = `${full.board}: ${full.command} sent…`;
+    li.textContent = `${request.board}: ${request.command} sent…`;
+    li.dataset.status = 'sent';
     $('replies').prepend(li);
-    return full;
+    let status, reason;
+    try {
+      const response = await post('/api/command', { bridge, ...request });
+      if (response.status === 401) {
+        sessionStorage.removeItem('boardcast-login');
+        location.reload();
+        return;
+      }
+      const type = response.headers.get('Content-Type') || '';
+      const answer = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
+      ({ status, reason } = answer);
+    } catch {
+      [status, reason] = ['no_answer', 'the daemon cannot be reached'];
+    }
+    li.dataset.status = status;
+    li.classList.toggle('refused', status !== 'done');
+    const said = { done: '', refused: 'refused: ', no_answer: 'no answer: ' }[status] ?? '';
+    li.textContent = `${request.board}: ${request.command}: ${said}${reason || status}`;
   }
 
   function boards() {
@@ -169,10 +218,9 @@
     else if (request.command === 'next_round') request.round = value;
     command(request);
   });
-  $('forget').addEventListener('click', () => sessionStorage.removeItem('boardcast-operator-key'));
 
-  client = await B.connect(cfg, 'live',
-    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/replies`, `${root}/bridges/${bridge}/notices`],
+  await B.connect(cfg, 'live',
+    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`],
     (t, m) => {
       if (t.endsWith('/state')) {
         if (!B.newer(m, states.get(m.board))) return;
@@ -188,11 +236,6 @@
           const li = document.querySelector(`.alert[data-board="${CSS.escape(m.board)}"][data-game="${m.alert_game}"][data-seq="${m.alert_seq}"]`);
           if (li) li.classList.add('acknowledged');
         } else alert(m);
-      } else if (t.endsWith('/replies')) {
-        const li = document.querySelector(`#replies li[data-id="${CSS.escape(m.id || '')}"]`) || document.createElement('li');
-        li.textContent = `${m.board || ''}: ${m.ok ? '' : 'refused: '}${m.message || ''}`;
-        li.classList.toggle('refused', !m.ok);
-        if (!li.parentNode) $('replies').prepend(li);
       }
     },
     (link) => {

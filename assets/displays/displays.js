@@ -1,5 +1,5 @@
 // boardcast display pages: what the board page, the overview, the TV wall
-// and the arbiter console share — where the broker is, the MQTT connection,
+// and the operator console share — where the broker is, the MQTT connection,
 // the log-in for the live tree, dropping repeated or stale messages, a
 // chessground board's settings, player cards, an engine's evaluation,
 // clocks and piece letters. GPL-3.0-or-later.

@@ -8,21 +8,16 @@ use std::{collections::BTreeMap, path::PathBuf, process::ExitCode, time::Duratio
 
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand};
-use rumqttc::{AsyncClient, Event, Packet, QoS};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use boardcast::{
     config::{self, BrokerChoice, BrokerUrl, MqttConfig, Scheme, TlsFiles},
-    shell::mqtt::client::connect_options,
+    shell::mqtt::{ask, client::connect_options},
 };
 use boardcast_core::{
     operator::{Command, Reason},
     pairings::Pairings,
-    publish::{
-        commands::{EVERY_BOARD, commands_topic, replies_topic},
-        guard::{MAX_COMMAND_BYTES, request_json, seal},
-        topics::Topics,
-    },
+    publish::{commands::EVERY_BOARD, topics::Topics},
 };
 
 use super::settings;
@@ -254,18 +249,12 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
     let key = boardcast::shell::key::load(&key_file)
         .context("signing the command (on another machine than the daemon's, copy its key file and give --key-file)")?;
     let id = format!("ctl-{}-{}", std::process::id(), now_ms());
-    let request = seal(&key, &request_json(&id, &board, now_ms(), &command));
-    if request.len() > MAX_COMMAND_BYTES {
-        bail!(
-            "the command is {} bytes, more than the {MAX_COMMAND_BYTES} the daemon takes: split the pairings file (by board) and send each part with next-round",
-            request.len()
-        );
-    }
+    let request = ask::signed_request(&key, &id, &board, now_ms(), &command)?;
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the event loop")?;
     let options = connect_options(&broker, &id, credentials.as_ref(), Duration::from_secs(5));
     let answer = runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(args.timeout_s), ask(options, &topics, &id, request)).await
+        tokio::time::timeout(Duration::from_secs(args.timeout_s), ask::ask(options, &topics, &id, request)).await
     });
     match answer {
         Ok(Ok(reply)) => {
@@ -280,7 +269,7 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(Err(error)) => {
             let hint = refused_certificate(&error.to_string(), &broker).unwrap_or_default();
-            Err(error.context(format!("asking the daemon through {}{hint}", broker.url)))
+            Err(anyhow::Error::new(error).context(format!("asking the daemon through {}{hint}", broker.url)))
         }
         Err(_) => bail!(
             "no answer within {} s through {} (is the daemon running, with bridge id {:?}? `--bridge` and `--url` say otherwise{})",
@@ -379,33 +368,6 @@ fn login(args: &CtlArgs, mqtt: &boardcast::config::Mqtt) -> anyhow::Result<Optio
         bail!("no password for the broker account {user:?}: give --password-file FILE, or set BOARDCAST_MQTT_PASSWORD");
     }
     Ok(Some((user, password)))
-}
-
-/// Publishes the request once subscribed to the answers, and waits for the
-/// answer to it.
-async fn ask(options: rumqttc::MqttOptions, topics: &Topics, id: &str, request: Vec<u8>) -> anyhow::Result<Value> {
-    let (client, mut eventloop) = AsyncClient::new(options, 16);
-    let mut sent = false;
-    loop {
-        match eventloop.poll().await {
-            Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                client.subscribe(replies_topic(topics), QoS::AtLeastOnce).await?;
-            }
-            Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
-                sent = true;
-                client.publish(commands_topic(topics), QoS::AtLeastOnce, false, request.clone()).await?;
-            }
-            Ok(Event::Incoming(Packet::Publish(publish))) => {
-                let reply: Value = serde_json::from_slice(&publish.payload).unwrap_or(Value::Null);
-                if reply["id"] == id {
-                    let _ = client.disconnect().await;
-                    return Ok(reply);
-                }
-            }
-            Ok(_) => {}
-            Err(error) => return Err(anyhow!("{error}")),
-        }
-    }
 }
 
 fn now_ms() -> i64 {

@@ -336,10 +336,10 @@ fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
         outln!("demo: open the displays in a browser:");
         outln!("    round overview:  http://{http}/overview.html");
         outln!("    one board:       http://{http}/board.html?event=demo&round=1&board=1");
-        outln!("    arbiter console: http://{http}/console.html");
-        if let (true, Some(dir)) = (ready.managed, pgn_dir.parent()) {
+        outln!("    operator console: http://{http}/console.html");
+        if let Some(dir) = pgn_dir.parent() {
             let password = std::fs::read_to_string(dir.join("operator.password")).unwrap_or_default();
-            outln!("    (the console logs in as operator, password {})", password.trim());
+            outln!("    (log in to the console as operator, password {})", password.trim());
         }
     }
     let Some(broker) = ready.embedded else { return };

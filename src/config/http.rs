@@ -2,7 +2,7 @@
 
 use super::{Config, ConfigError, error};
 use serde::Deserialize;
-use std::net::SocketAddr;
+use std::{net::SocketAddr, time::Duration};
 
 /// `[http]`: see `config/default.toml` for each key.
 #[derive(Clone, Debug, Deserialize)]
@@ -12,6 +12,20 @@ pub struct HttpConfig {
     pub enabled: bool,
     pub listen: String,
     pub broker_ws_url: String,
+    #[serde(default)]
+    pub live_may_change: bool,
+    #[serde(default = "default_session_idle_min")]
+    pub session_idle_min: u64,
+    #[serde(default = "default_session_max_h")]
+    pub session_max_h: u64,
+}
+
+fn default_session_idle_min() -> u64 {
+    60
+}
+
+fn default_session_max_h() -> u64 {
+    12
 }
 
 /// The display pages' server, checked.
@@ -22,6 +36,31 @@ pub struct Http {
     /// The WebSocket broker the pages connect to, when it is not the
     /// embedded broker's listener (`ws://…` or `wss://…`).
     pub broker_ws_url: Option<String>,
+    /// The operator console's log-in (docs/operator.md).
+    pub console: ConsoleSettings,
+}
+
+/// The operator console's sessions and who may change what
+/// (`[http] live_may_change`, `session_idle_min`, `session_max_h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    /// Whether `live` accounts (arbiters) may change games; they may always
+    /// acknowledge alerts.
+    pub live_may_change: bool,
+    /// A session unused this long ends.
+    pub idle: Duration,
+    /// A session ends this long after its log-in, used or not.
+    pub max: Duration,
+}
+
+impl Default for ConsoleSettings {
+    fn default() -> Self {
+        Self {
+            live_may_change: false,
+            idle: Duration::from_secs(default_session_idle_min() * 60),
+            max: Duration::from_secs(default_session_max_h() * 3600),
+        }
+    }
 }
 
 impl Config {
@@ -61,6 +100,25 @@ impl Config {
                 "\"\" (the embedded broker) or a ws:// or wss:// URL such as \"wss://broker.example.org/mqtt\"",
             ));
         };
-        Ok(Some(Http { listen, broker_ws_url }))
+        if h.session_idle_min == 0 || h.session_idle_min > 24 * 60 {
+            return Err(error(
+                "http.session_idle_min".into(),
+                &h.session_idle_min.to_string(),
+                "minutes from 1 to 1440: how long an operator console left unused stays logged in",
+            ));
+        }
+        if h.session_max_h == 0 || h.session_max_h > 7 * 24 {
+            return Err(error(
+                "http.session_max_h".into(),
+                &h.session_max_h.to_string(),
+                "hours from 1 to 168: how long a console log-in lasts at most",
+            ));
+        }
+        let console = ConsoleSettings {
+            live_may_change: h.live_may_change,
+            idle: Duration::from_secs(h.session_idle_min * 60),
+            max: Duration::from_secs(h.session_max_h * 3600),
+        };
+        Ok(Some(Http { listen, broker_ws_url, console }))
     }
 }

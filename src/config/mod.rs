@@ -28,7 +28,7 @@ pub use self::{
     boards::{Board, BoardConfig, DiscoveryConfig, FindBoard, Pairing},
     broadcast::BroadcastConfig,
     files::{PgnConfig, RecordingConfig},
-    http::{Http, HttpConfig},
+    http::{ConsoleSettings, Http, HttpConfig},
     judging::{LinkSettings, ReconstructionConfig},
     lichess::{Lichess, LichessConfig},
     livechess::{LiveChess, LiveChessConfig},

@@ -484,3 +484,23 @@ fn a_broker_ws_url_with_a_password_is_refused_and_never_repeated() {
     config.http.broker_ws_url = "wss://hall-broker:8084/mqtt".into();
     assert!(config.http().unwrap().is_some());
 }
+
+#[test]
+fn the_consoles_keys_default_to_operators_only_and_sessions_with_units_and_bounds() {
+    let mut config = parse("");
+    config.http.enabled = true;
+    let console = config.http().unwrap().unwrap().console;
+    assert_eq!(console, ConsoleSettings::default(), "default.toml and the built-in defaults agree");
+    assert!(!console.live_may_change);
+    assert_eq!((console.idle.as_secs(), console.max.as_secs()), (3600, 12 * 3600));
+    (config.http.live_may_change, config.http.session_idle_min, config.http.session_max_h) = (true, 15, 8);
+    let console = config.http().unwrap().unwrap().console;
+    assert!(console.live_may_change);
+    assert_eq!((console.idle.as_secs(), console.max.as_secs()), (15 * 60, 8 * 3600));
+    config.http.session_idle_min = 0;
+    let got = config.http().unwrap_err().to_string();
+    assert!(got.starts_with("http.session_idle_min = 0: minutes from 1 to 1440"), "{got}");
+    (config.http.session_idle_min, config.http.session_max_h) = (60, 1000);
+    let got = config.http().unwrap_err().to_string();
+    assert!(got.starts_with("http.session_max_h = 1000: hours from 1 to 168"), "{got}");
+}

@@ -3,7 +3,8 @@
 //! the pages where the WebSocket broker is, and the delivered PGN under
 //! `/pgn/` (the [`Shelf`]), for relays that poll a URL. It serves what it
 //! holds only: the pages read the feed from the broker themselves, and a PGN
-//! path is looked up by name, never in the file system.
+//! path is looked up by name, never in the file system. The operator
+//! console's log-in and commands under `/api/` are `super::console`'s.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -25,6 +26,8 @@ use hyper_util::rt::TokioIo;
 use sha2::Digest as _;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+use super::console::Console;
 
 /// One file of the site.
 struct Asset {
@@ -59,7 +62,6 @@ const ASSETS: &[Asset] = &[
     asset!("/overview.js", "overview.js", JS),
     asset!("/tv.js", "tv.js", JS),
     asset!("/console.js", "console.js", JS),
-    asset!("/sha256.js", "sha256.js", JS),
     asset!("/mqtt.min.js", "mqtt.min.js", JS),
     asset!("/vendor/chessground.min.js", "vendor/chessground.min.js", JS),
     asset!("/vendor/chessground.base.css", "vendor/chessground.base.css", CSS),
@@ -182,8 +184,15 @@ pub const MAX_CONNECTIONS: usize = 256;
 pub const MAX_CONNECTIONS_PER_ADDRESS: u32 = 32;
 
 /// Serves the pages on `listener` until `shutdown`. `config` is the body of
-/// `/config.json`; `shelf` holds the PGN served under `/pgn/`.
-pub async fn serve(listener: TcpListener, config: Arc<str>, shelf: Arc<Shelf>, shutdown: CancellationToken) {
+/// `/config.json`; `shelf` holds the PGN served under `/pgn/`; `console`
+/// answers the operator console's `/api/` (none: not served).
+pub async fn serve(
+    listener: TcpListener,
+    config: Arc<str>,
+    shelf: Arc<Shelf>,
+    console: Option<Arc<Console>>,
+    shutdown: CancellationToken,
+) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let per_address: Arc<std::sync::Mutex<HashMap<IpAddr, u32>>> = Arc::default();
     let mut refused = 0u64;
@@ -212,12 +221,20 @@ pub async fn serve(listener: TcpListener, config: Arc<str>, shelf: Arc<Shelf>, s
             }
             continue;
         };
-        let (config, shelf, shutdown) = (config.clone(), shelf.clone(), shutdown.clone());
+        let (config, shelf, console, shutdown) = (config.clone(), shelf.clone(), console.clone(), shutdown.clone());
         tokio::spawn(async move {
             let _taken = taken;
             let service = service_fn(move |request: Request<Incoming>| {
-                let response = respond(&request, &config, &shelf);
-                async move { Ok::<_, Infallible>(response) }
+                let (config, shelf, console) = (config.clone(), shelf.clone(), console.clone());
+                async move {
+                    let response = match console.as_deref() {
+                        Some(console) if request.uri().path().starts_with("/api/") => {
+                            super::console::api::handle(request, address, console).await
+                        }
+                        _ => respond(&request, &config, &shelf),
+                    };
+                    Ok::<_, Infallible>(response)
+                }
             });
             let connection = http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())

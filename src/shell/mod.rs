@@ -26,6 +26,8 @@
 //! - [`key`]: the operator key file, read and created.
 //! - [`http`]: the display pages, served from the binary, with
 //!   `flags` (the FIDE federations' flags).
+//! - [`console`]: the operator console's log-in, sessions and commands
+//!   signed on the server (`/api/`).
 //! - [`speech`]: a board's announcements spoken by a configured command.
 //! - [`analysis`]: the engine pool: UCI engines analysing the boards'
 //!   positions for the public tree.
@@ -34,6 +36,7 @@
 
 pub mod analysis;
 pub mod clock;
+pub mod console;
 pub mod driver;
 pub mod files;
 mod flags;

@@ -2,8 +2,8 @@
 //! games at speed, Debian's headless Chromium driven through chromedriver
 //! (WebDriver JSON over HTTP), and the rendered pages checked: the board,
 //! its moves and running clock, the overview's boards, and the console's
-//! signed command (its MAC checked here with the `hmac` crate) and its
-//! SHA-256/HMAC module against RFC 4231; then, against a Mosquitto the test
+//! command, signed by the daemon (its MAC checked here with the `hmac`
+//! crate and the daemon's key); then, against a Mosquitto the test
 //! starts and publishes to (the feed `replay --mqtt` makes of a real
 //! recording), a made move shown provisional, its amendment replacing it and
 //! its completion making it final, on the board page, the overview and the
@@ -274,40 +274,35 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
     assert_eq!(boards, "1,2");
     browser.screenshot(&shots.join("overview-demo.png"));
 
-    // The console: SHA-256 and HMAC against RFC 4231, then a signed command.
+    // The console: logged in with the demo's operator account, a command
+    // sent from its form is signed by the daemon with its operator key (the
+    // browser never has it), as `boardcast ctl` signs.
+    console_logged_in(&browser, &site, "operator", &password);
     browser.open(&format!("{site}/console.html"));
-    let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    browser.run(&format!(
-        "sessionStorage.setItem('boardcast-login', JSON.stringify({{username: 'operator', password: '{password}'}})); \
-         sessionStorage.setItem('boardcast-operator-key', '{key}');"
-    ));
-    browser.open(&format!("{site}/console.html"));
-    let vectors = browser.run(
-        "const S = BoardcastSha256; return [S.hex(S.hmac(S.fromHex('0b'.repeat(20)), S.utf8('Hi There'))), \
-         S.hex(S.hmac(S.utf8('Jefe'), S.utf8('what do ya want for nothing?'))), \
-         S.hex(S.hmac(S.fromHex('aa'.repeat(131)), S.utf8('Test Using Larger Than Block-Size Key - Hash Key First')))]",
-    );
-    assert_eq!(
-        vectors,
-        json!([
-            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
-        ])
-    );
     browser.wait_for(Duration::from_secs(20), "return document.querySelectorAll('#command-board option').length == 2");
     browser.run("const f = document.getElementById('commands'); f.board.value = 'board-1'; f.command.value = 'take_back'; f.requestSubmit();");
-    assert!(commands.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "the console published a command");
+    assert!(commands.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "the console's command was published");
     let envelope = &commands.received()[0].json;
     let signed = envelope["signed"].as_str().unwrap();
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&hex(key)).unwrap();
+    let key = std::fs::read_to_string(dir.join("operator.key")).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&hex(key.trim())).unwrap();
     mac.update(signed.as_bytes());
-    mac.verify_slice(&hex(envelope["mac"].as_str().unwrap())).expect("the MAC is HMAC-SHA256 of `signed` with the key");
+    mac.verify_slice(&hex(envelope["mac"].as_str().unwrap()))
+        .expect("the MAC is HMAC-SHA256 of `signed` with the daemon's operator key");
     let request: Value = serde_json::from_str(signed).unwrap();
     assert_eq!(request["board"], "board-1");
     assert_eq!(request["command"], "take_back");
-    assert!(request["id"].is_string() && request["ts_ms"].is_u64(), "{request}");
-    browser.screenshot(&shots.join("console.png"));
+    assert!(request["id"].as_str().unwrap().starts_with("console-operator-") && request["ts_ms"].is_u64(), "{request}");
+    let reply = browser.wait_for(
+        Duration::from_secs(20),
+        "const li = document.querySelector('#replies li:not([data-status=\"sent\"])'); return li && li.dataset.status",
+    );
+    assert!(reply == "done" || reply == "refused", "the daemon's answer is shown: {reply}");
+    assert_eq!(
+        browser.run("return sessionStorage.getItem('boardcast-operator-key')"),
+        Value::Null,
+        "no key in the browser"
+    );
     stop(&mut demo);
     drop(browser);
     let _ = std::fs::remove_dir_all(&dir);
@@ -581,6 +576,21 @@ fn hex(text: &str) -> Vec<u8> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
 }
 
+/// Logs the console in at the daemon serving `site` (an account of its
+/// accounts file) and keeps the account for the console's MQTT connection,
+/// as the console's log-in form does; then the console page opens logged in.
+pub(crate) fn console_logged_in(browser: &Browser, site: &str, account: &str, password: &str) {
+    browser.open(&format!("{site}/console.html"));
+    let status = browser.run(&format!(
+        "return fetch('/api/login', {{method: 'POST', credentials: 'same-origin', headers: {{'Content-Type': 'application/json'}}, \
+           body: JSON.stringify({{account: {account}, password: {password}}})}}) \
+         .then(r => {{ if (r.ok) sessionStorage.setItem('boardcast-login', JSON.stringify({{username: {account}, password: {password}}})); return r.status; }})",
+        account = json!(account),
+        password = json!(password)
+    ));
+    assert_eq!(status, 200, "the console logged in as {account}");
+}
+
 /// Publishes to a broker as the test's stand-in for the daemon's feed.
 fn publisher(runtime: &tokio::runtime::Runtime, port: u16) -> rumqttc::AsyncClient {
     let mut options = rumqttc::MqttOptions::new("test-feed", "127.0.0.1", port);
@@ -684,6 +694,7 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
         &format!("[http]\nlisten = \"127.0.0.1:{http}\"\nbroker_ws_url = \"ws://127.0.0.1:{ws}/mqtt\"\n"),
     );
     std::fs::write(&config, text).unwrap();
+    let arbiter = hall.account("arbiter", "live");
     let mut daemon = hall.run(&config);
     assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served: {}", hall.log());
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
@@ -699,11 +710,7 @@ fn made_moves_are_provisional_amended_moves_replace_and_the_console_shows_alerts
     };
     let site = format!("http://127.0.0.1:{http}");
     let board_page = format!("{site}/board.html?tree=live&event=replay&round=1&board=dgt-real-1");
-    browser.open(&format!("{site}/console.html"));
-    browser.run(
-        "sessionStorage.setItem('boardcast-login', JSON.stringify({username: 'arbiter', password: 'x'})); \
-         sessionStorage.setItem('boardcast-operator-key', '00'.repeat(32));",
-    );
+    console_logged_in(&browser, &site, "arbiter", &arbiter);
     // The board page's move `ply` and the console's last move, once the
     // page shows `san`: [provisional, its title, how many moves of that ply,
     // the last ply listed].
@@ -967,14 +974,11 @@ fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_the
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let subscriber = Subscriber::start(&runtime, broker.port, "boardcast/v1/#", "test-console-feed");
     assert!(subscriber.wait_subscribed(Duration::from_secs(10)));
+    let arbiter = hall.account("arbiter", "live");
     let mut daemon = hall.run(&config);
     assert!(wait_listening(http, Duration::from_secs(20)), "the pages are served: {}", hall.log());
     let site = format!("http://127.0.0.1:{http}");
-    browser.open(&format!("{site}/console.html"));
-    browser.run(
-        "sessionStorage.setItem('boardcast-login', JSON.stringify({username: 'arbiter', password: 'x'})); \
-         sessionStorage.setItem('boardcast-operator-key', '00'.repeat(32));",
-    );
+    console_logged_in(&browser, &site, "arbiter", &arbiter);
     browser.open(&format!("{site}/console.html"));
     browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
     let mut board = hall.simulate(&synth.join("game-1.jsonl"), "b1", &[]);

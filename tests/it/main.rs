@@ -30,6 +30,7 @@ mod bridges;
 mod calibrate;
 mod cli;
 mod commands;
+mod console;
 mod displays;
 mod hardening;
 mod lichess;

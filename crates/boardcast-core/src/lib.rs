@@ -28,7 +28,9 @@
 //! - [`replay`]: a capture driven through a session in virtual time;
 //! - [`analysis`]: engine analysis for spectators: which position next,
 //!   UCI lines, and the gate that holds a result until its position is
-//!   public.
+//!   public;
+//! - [`logins`]: failed log-ins (the broker's, the console's) counted per
+//!   address and account, warned about in aggregate, and slowed.
 //!
 //! Its dependencies are shakmaty, serde and a few small pure crates; CI
 //! fails if an async runtime, a broker or a serial-port crate appears in
@@ -47,6 +49,7 @@
 
 pub use self::{
     capture::{CaptureHeader, Record},
+    logins::{LoginLimits, LoginWarning, Logins},
     protocol::{FAMILIES, Family, Protocol},
     sensor::SensorEvent,
     session::{BoardSession, Output},
@@ -62,6 +65,7 @@ pub mod event;
 pub mod game;
 pub mod lichess;
 pub mod livechess;
+pub mod logins;
 pub mod names;
 pub mod operator;
 pub mod pair;

@@ -264,7 +264,7 @@ impl Command {
     /// # Errors
     ///
     /// An unknown command, a missing or unknown field.
-    pub(crate) fn from_json(value: serde_json::Value) -> Result<Self, CommandError> {
+    pub fn from_json(value: serde_json::Value) -> Result<Self, CommandError> {
         let command: Self = serde_json::from_value(value).map_err(|e| CommandError::Unreadable(e.to_string()))?;
         command.check()?;
         Ok(command)

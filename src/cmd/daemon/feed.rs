@@ -18,6 +18,7 @@ use tracing::{Instrument, error, info, warn};
 use boardcast::{
     accounts::Account,
     config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Pairing, Scheme},
+    shell::console::Commander,
     shell::driver::Forward,
     shell::mqtt::{
         broker,
@@ -118,6 +119,9 @@ pub(super) struct FeedStarted {
     mosquitto: Option<ManagedMosquitto>,
     /// What SIGHUP reloads (taken by the task that reloads).
     pub(super) reload: Option<reload::Target>,
+    /// How the operator console sends commands: the daemon's broker and
+    /// log-in, and the operator key.
+    pub(super) commander: Commander,
 }
 
 impl FeedStarted {
@@ -168,6 +172,13 @@ pub(super) async fn start(
         boards,
         started_ms: epoch_ms,
     };
+    let commander = Commander {
+        broker: broker.clone(),
+        credentials: credentials.clone(),
+        root: topics.root().to_owned(),
+        bridge: topics.bridge().to_owned(),
+        key: key.clone(),
+    };
     let listen_settings = ListenSettings {
         broker: broker.clone(),
         client_id: format!("boardcast-{}-commands-{secret}", topics.bridge()),
@@ -207,6 +218,7 @@ pub(super) async fn start(
         stop_listening,
         mosquitto: managed,
         reload: Some(reload),
+        commander,
     })
 }
 

@@ -10,19 +10,24 @@ use tokio_util::sync::CancellationToken;
 
 use boardcast::{
     config::{BrokerChoice, Embedded, Http, Mqtt, Scheme},
-    shell::http::{self, Shelf},
+    shell::{
+        console::Console,
+        http::{self, Shelf},
+    },
 };
 
 use super::FeedReady;
 
-/// Binds the pages' address and serves them, and the PGN on `shelf`, until
-/// `shutdown`; returns the address bound. Without an MQTT feed the pages
+/// Binds the pages' address and serves them, the PGN on `shelf` and the
+/// operator console's API (`console`), until `shutdown`; returns the
+/// address bound. Without an MQTT feed the pages
 /// have nothing to show, but the PGN is served.
 pub(super) async fn start(
     settings: &Http,
     mqtt: Option<&Mqtt>,
     ready: Option<&FeedReady>,
     shelf: Arc<Shelf>,
+    console: Option<Arc<Console>>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(settings.listen).await.with_context(|| {
@@ -56,7 +61,11 @@ pub(super) async fn start(
             "http: the display pages are served beyond this machine, on {address} (they hold no secrets: the broker decides who reads what)"
         );
     }
-    tokio::spawn(http::serve(listener, Arc::from(config.to_string()), shelf, shutdown));
+    tracing::info!("http: operator console on http://{address}/console.html (log-in with an operator or live account)");
+    if let Some(console) = &console {
+        tokio::spawn(console.clone().say_warnings(shutdown.clone()));
+    }
+    tokio::spawn(http::serve(listener, Arc::from(config.to_string()), shelf, console, shutdown));
     Ok(address)
 }
 

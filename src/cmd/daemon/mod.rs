@@ -34,6 +34,7 @@ use boardcast::{
     config::{Board, Speech},
     shell::{
         clock::SessionClock,
+        console::Console,
         driver::Input,
         http::Shelf,
         supervise::{Outcome, Patience, Report, supervise},
@@ -156,9 +157,20 @@ pub(crate) async fn serve(
         None => None,
     };
     let shelf = plan.http.as_ref().map(|_| Arc::new(Shelf::default()));
+    let console = plan.http.as_ref().map(|settings| {
+        // A bad accounts file stops neither the broker (which refuses it
+        // itself) nor the pages: the console then lets nobody in.
+        let accounts = crate::cmd::accounts::load(&plan.accounts_file).unwrap_or_else(|e| {
+            tracing::error!("console: nobody can log in: {e:#}");
+            Vec::new()
+        });
+        let commander = started.as_ref().map(|s| s.commander.clone());
+        Arc::new(Console::new(settings.console, accounts, commander))
+    });
     if let (Some(settings), Some(shelf)) = (&plan.http, &shelf) {
         let ready = started.as_ref().map(|s| &s.ready);
-        let address = http::start(settings, plan.mqtt.as_ref(), ready, shelf.clone(), shutdown.clone()).await?;
+        let address =
+            http::start(settings, plan.mqtt.as_ref(), ready, shelf.clone(), console.clone(), shutdown.clone()).await?;
         if let Some(started) = &mut started {
             started.ready.http = Some(address);
         }
@@ -180,7 +192,8 @@ pub(crate) async fn serve(
             .as_mut()
             .and_then(|started| started.reload.take())
             .unwrap_or_else(|| reload::Target::Nothing("mqtt.enabled = false: there is no broker".to_owned()));
-        tokio::spawn(reload::run(hangups, target))
+        let console = console.clone().map(|console| (console, plan.accounts_file.clone()));
+        tokio::spawn(reload::run(hangups, target, console))
     });
     let delivering = shelf.is_some() || plan.lichess.is_some();
     let (deliver_tx, deliver_rx) = mpsc::unbounded_channel();

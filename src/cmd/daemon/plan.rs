@@ -8,6 +8,7 @@ use std::{path::PathBuf, time::Duration};
 use anyhow::{anyhow, bail};
 
 use boardcast::{
+    accounts::Role,
     config::{
         Analysis, Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt,
         Pairing, Speech,
@@ -44,6 +45,9 @@ pub(crate) struct Plan {
     /// Pairings of the round no board here stands for (the log and `config
     /// check` say so).
     pub(crate) unplaced: Vec<String>,
+    /// The broker's accounts, with which the operator console logs in
+    /// (`mqtt.embedded.accounts_file`, whatever the broker).
+    pub(crate) accounts_file: PathBuf,
     /// What the managed broker lets anonymous clients read (`mqtt.embedded.anonymous`).
     pub(crate) anonymous: String,
     /// `None`: the LiveChess API is not served (`livechess.enabled = false`).
@@ -93,6 +97,7 @@ impl Plan {
             speech: config.speech().map_err(in_sources)?,
             pairings: (!config.broadcast.pairings.as_os_str().is_empty()).then(|| config.broadcast.pairings.clone()),
             unplaced,
+            accounts_file: config.mqtt.embedded.accounts_file.clone(),
             anonymous: config.mqtt.embedded.anonymous.clone(),
             livechess: config.livechess().map_err(in_sources)?,
             site: Some(config.broadcast.site.trim().to_owned()).filter(|s| !s.is_empty()),
@@ -181,6 +186,26 @@ impl Plan {
         })
     }
 
+    /// Who may log in to the operator console, and what they may do.
+    fn describe_console(&self, http: &Http) -> String {
+        let accounts = crate::cmd::accounts::load(&self.accounts_file).unwrap_or_default();
+        let count = |role: Role| accounts.iter().filter(|a| a.role == role).count();
+        let live = if http.console.live_may_change {
+            "change games too (http.live_may_change = true)"
+        } else {
+            "acknowledge alerts only (http.live_may_change = false)"
+        };
+        format!(
+            "operator console: http://{}/console.html, log-in with the accounts of {} ({} operator, {} live; live accounts {live}); sessions end after {} min unused or {} h (http.session_idle_min, session_max_h)",
+            http.listen,
+            self.accounts_file.display(),
+            count(Role::Operator),
+            count(Role::Live),
+            http.console.idle.as_secs() / 60,
+            http.console.max.as_secs() / 3600,
+        )
+    }
+
     /// The display pages, PGN over HTTP and lichess.
     fn describe_delivery(&self) -> Vec<String> {
         let mut lines = vec![match &self.http {
@@ -193,6 +218,9 @@ impl Plan {
             ),
             None => "display pages: not served (http.enabled = false)".to_owned(),
         }];
+        if let Some(http) = &self.http {
+            lines.push(self.describe_console(http));
+        }
         lines.push(self.describe_livechess());
         let delay = match self.public_delay.as_secs() {
             0 => String::new(),

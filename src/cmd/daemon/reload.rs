@@ -2,15 +2,22 @@
 //! without a restart (docs/security.md). Everything is checked before
 //! anything changes: a bad accounts file or certificate leaves the broker
 //! with what it had, and the log says what is wrong, where, and what to do.
+//! The operator console's log-ins follow the same accounts.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use tokio::signal::unix::Signal;
 use tracing::{error, info, warn};
 
 use boardcast::{
     accounts::Account,
-    shell::mqtt::mosquitto::{self, Reloaded, Reloader},
+    shell::{
+        console::Console,
+        mqtt::mosquitto::{self, Reloaded, Reloader},
+    },
 };
 
 /// What SIGHUP reloads.
@@ -29,22 +36,43 @@ pub(crate) enum Target {
     Nothing(String),
 }
 
+/// The operator console's log-ins, which follow the accounts file, and
+/// that file (`mqtt.embedded.accounts_file`).
+pub(crate) type ConsoleAccounts = (Arc<Console>, PathBuf);
+
 /// Reloads at every SIGHUP, until the daemon stops (this task is then
-/// aborted; SIGHUP stays caught, and is ignored).
-pub(super) async fn run(mut hangups: Signal, mut target: Target) {
+/// aborted; SIGHUP stays caught, and is ignored). The console's accounts
+/// follow the broker's (with the managed Mosquitto, only when the broker
+/// took them), or the file alone (another broker).
+pub(super) async fn run(mut hangups: Signal, mut target: Target, console: Option<ConsoleAccounts>) {
     while hangups.recv().await.is_some() {
         match &mut target {
-            Target::Nothing(why) => info!("SIGHUP: nothing to reload: {why}"),
+            Target::Nothing(why) => match &console {
+                None => info!("SIGHUP: nothing to reload: {why}"),
+                Some((console, file)) => match crate::cmd::accounts::load(file) {
+                    Ok(accounts) => {
+                        info!("reloaded (SIGHUP): {} console account(s) from {}", accounts.len(), file.display());
+                        console.set_accounts(accounts);
+                    }
+                    Err(e) => error!(
+                        "reload (SIGHUP) refused: {e:#}. The operator console keeps the accounts it had; correct the file, then reload again"
+                    ),
+                },
+            },
             Target::Mosquitto { reloader, accounts_file, accounts } => {
-                reload(reloader, accounts_file, accounts).await;
+                if reload(reloader, accounts_file, accounts).await
+                    && let Some((console, _)) = &console
+                {
+                    console.set_accounts(accounts.clone());
+                }
             }
         }
     }
 }
 
 /// Reads `file` and checks the certificate; when both are good, has the
-/// broker take them and makes `current` the new accounts.
-async fn reload(reloader: &Reloader, file: &Path, current: &mut Vec<Account>) {
+/// broker take them and makes `current` the new accounts (and says so).
+async fn reload(reloader: &Reloader, file: &Path, current: &mut Vec<Account>) -> bool {
     let refuse = |what: String| {
         error!(
             "reload (SIGHUP) refused: {what}. Nothing was reloaded: the broker keeps its {} account(s){}. Correct it, then reload again (`systemctl reload boardcast` or `kill -HUP` the daemon)",
@@ -59,13 +87,13 @@ async fn reload(reloader: &Reloader, file: &Path, current: &mut Vec<Account>) {
             "the accounts file {} (mqtt.embedded.accounts_file) does not exist any more (to remove every account, leave it empty)",
             file.display()
         ));
-        return;
+        return false;
     }
     let accounts = match crate::cmd::accounts::load(file) {
         Ok(accounts) => accounts,
         Err(e) => {
             refuse(format!("{e:#}"));
-            return;
+            return false;
         }
     };
     let tls = match reloader.tls() {
@@ -78,7 +106,7 @@ async fn reload(reloader: &Reloader, file: &Path, current: &mut Vec<Account>) {
             ),
             Err(e) => {
                 refuse(format!("{e} (mqtt.embedded.tls_cert_file, tls_key_file)"));
-                return;
+                return false;
             }
         },
     };
@@ -93,10 +121,11 @@ async fn reload(reloader: &Reloader, file: &Path, current: &mut Vec<Account>) {
         }
         Err(e) => {
             refuse(format!("{e}"));
-            return;
+            return false;
         }
     }
     *current = accounts;
+    true
 }
 
 /// Which accounts came, went, or changed (password or role), for the log.

@@ -944,15 +944,7 @@ fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_the
     let ws = broker.ws_port.unwrap();
     // A real game with irregularities made in it (touch-move, illegal
     // moves, …), played on a simulated DGT board.
-    let synth = dir.join("synth");
-    let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
-        .args(["synth", "tests/fixtures/games/twic0920-sample.pgn", "--game", "1", "--profile", "irregular"])
-        .args(["--seed", "5", "--out"])
-        .arg(&synth)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let capture = hall.synth_irregular("twic0920-sample.pgn", 1, 5);
     // The daemon on the test's broker, pushing to a lichess that refuses
     // its token: the operator's notice.
     let token_file = dir.join("lichess.token");
@@ -981,7 +973,7 @@ fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_the
     console_logged_in(&browser, &site, "arbiter", &arbiter);
     browser.open(&format!("{site}/console.html"));
     browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
-    let mut board = hall.simulate(&synth.join("game-1.jsonl"), "b1", &[]);
+    let mut board = hall.simulate(&capture, "b1", &[]);
     let alerts = |r: &[crate::support::mqtt::Received]| {
         r.iter().filter(|m| m.topic.ends_with("/b1/alerts") && m.json["kind"] != "acknowledged").count()
     };

@@ -1,7 +1,8 @@
 //! What a stranger on the hall network cannot do to the feed (issue 29),
 //! against the real daemon and its managed Mosquitto on free loopback
 //! ports: take over the daemon's MQTT sessions, make the broker hold an
-//! unbounded amount of memory, hold the HTTP server's connections.
+//! unbounded amount of memory, hold the HTTP server's connections, read a
+//! game's state before the public delay.
 
 use std::{
     io::{Read, Write},
@@ -13,11 +14,13 @@ use std::{
     time::Duration,
 };
 
+use serde_json::Value;
+
 use crate::{
     security::{GAMES, children, connect_packet, ctl, game_started, hall_with_broker, mosquitto_installed, runtime},
     support::{
-        live::{Hall, game_san, pgn_moves, stop},
-        mqtt::{Subscriber, free_port, wait_listening},
+        live::{Hall, game_san, pgn_moves, stop, wait},
+        mqtt::{Received, Subscriber, free_port, wait_listening},
     },
 };
 
@@ -299,4 +302,123 @@ fn a_malformed_connect_flood_gives_a_bounded_number_of_log_lines() {
     );
     assert!(log.contains("protocol error"), "the first ones are said: {log}");
     stop(&mut daemon);
+}
+
+/// The public delay of [`the_anonymous_tree_shows_no_game_state_before_the_public_delay`]
+/// (30 s of the simulated game's time).
+const DELAY: Duration = Duration::from_secs(3);
+
+/// How much earlier than the delay a message may arrive and still count as
+/// delayed: the live and the anonymous subscribers are two connections of a
+/// loaded machine.
+const SLACK: Duration = Duration::from_millis(500);
+
+/// Whether `json` says the game has a result: a `result` other than `*` at
+/// any depth (a state, a summary's line), or a PGN with one.
+fn shows_result(json: &Value) -> bool {
+    match json {
+        Value::Object(map) => map.iter().any(|(key, value)| {
+            (key == "result" && value.as_str().is_some_and(|r| r != "*"))
+                || (key == "pgn"
+                    && value.as_str().is_some_and(|p| p.contains("[Result \"") && !p.contains("[Result \"*\"]")))
+                || shows_result(value)
+        }),
+        Value::Array(items) => items.iter().any(shows_result),
+        _ => false,
+    }
+}
+
+/// Whether `json` says the board is out of sync (a `status` or `sync` at
+/// any depth): what an illegal move or a knocked piece shows.
+fn shows_out_of_sync(json: &Value) -> bool {
+    match json {
+        Value::Object(map) => map.iter().any(|(key, value)| {
+            ((key == "status" || key == "sync") && value == "out_of_sync") || shows_out_of_sync(value)
+        }),
+        Value::Array(items) => items.iter().any(shows_out_of_sync),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_anonymous_tree_shows_no_game_state_before_the_public_delay() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port, _) = hall_with_broker("hardening-delay", "");
+    let config = hall.dir.join("boardcast.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[mqtt]\nbridge_id = \"hall\"\n",
+        &format!("[mqtt]\nbridge_id = \"hall\"\npublic_delay_s = {}\n", DELAY.as_secs()),
+    );
+    std::fs::write(&config, text).unwrap();
+    let arbiter = hall.account("arbiter", "live");
+    let runtime = runtime();
+    let mut daemon = hall.run(&config);
+    assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
+    // A stranger reads everything the ACL lets it; an arbiter the live tree.
+    let stranger = Subscriber::start(&runtime, port, "#", "stranger");
+    let live = Subscriber::start_as(&runtime, port, "boardcast/v1/live/#", "arbiter", "arbiter", &arbiter);
+    assert!(stranger.wait_subscribed(Duration::from_secs(10)) && live.wait_subscribed(Duration::from_secs(10)));
+    // A real game with an illegal move made in it (ply 39, corrected), to
+    // its result.
+    let capture = hall.synth_irregular("twic0920-sample.pgn", 1, 5);
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    assert!(wait(&mut board, Duration::from_secs(120)), "the simulated game ended");
+    let ended = |r: &[Received]| r.iter().any(|m| m.topic.contains("/v1/public/") && shows_result(&m.json));
+    assert!(stranger.wait_for(DELAY + Duration::from_secs(10), ended), "the public tree caught up: {}", hall.log());
+    // The last sync change comes out a delay after the board's.
+    std::thread::sleep(DELAY + Duration::from_secs(1));
+    let (stranger, live) = (stranger.received(), live.received());
+    stop(&mut daemon);
+
+    // What the arbiter saw, and when.
+    let state = |m: &&Received| m.topic.contains("/v1/live/") && m.topic.ends_with("/b1/state");
+    let illegal = live.iter().find(|m| m.topic.ends_with("/b1/alerts") && m.json["kind"] == "illegal_move");
+    let illegal = illegal.unwrap_or_else(|| panic!("the illegal move was alerted: {}", hall.log()));
+    let live_out = live.iter().filter(state).find(|m| shows_out_of_sync(&m.json)).expect("the board went out of sync");
+    let live_end = live.iter().filter(state).find(|m| shows_result(&m.json)).expect("the game ended live");
+    assert!(stranger.iter().all(|m| !m.topic.contains("/v1/live/")), "the ACL keeps the live tree from strangers");
+
+    // Nothing the stranger got said it before the delay had passed.
+    let first = |pred: fn(&Value) -> bool| stranger.iter().find(|m| pred(&m.json)).map(|m| (m.at, m.topic.clone()));
+    let (at, topic) = first(shows_result).expect("the stranger saw the result");
+    assert!(
+        at >= live_end.at + DELAY - SLACK,
+        "{topic} showed the result {:?} after the live tree",
+        at.saturating_duration_since(live_end.at)
+    );
+    let (at, topic) = first(shows_out_of_sync).expect("the stranger saw the board out of sync, later");
+    assert!(
+        at >= live_out.at + DELAY - SLACK,
+        "{topic} showed out of sync {:?} after the live tree",
+        at.saturating_duration_since(live_out.at)
+    );
+    assert!(at >= illegal.at, "out of sync no earlier than the illegal move's alert");
+    // Every change of the board status' `sync` (awaiting the start, in
+    // sync, out of sync), one by one: each a delay after the live state's.
+    let mut changes = live
+        .iter()
+        .filter(state)
+        .map(|m| (m.at, m.json["status"].as_str().unwrap_or_default().to_owned()))
+        .collect::<Vec<_>>();
+    changes.dedup_by(|b, a| a.1 == b.1);
+    let mut syncs: Vec<(std::time::Instant, String)> = stranger
+        .iter()
+        .filter(|m| m.topic.contains("/boards/") && m.topic.ends_with("/status"))
+        .filter_map(|m| Some((m.at, m.json["sync"].as_str()?.to_owned())))
+        .collect();
+    syncs.dedup_by(|b, a| a.1 == b.1);
+    assert!(syncs.len() >= 4, "the status showed the game start, the illegal move and the end: {syncs:?}");
+    let mut cursor = changes.iter();
+    for (at, sync) in syncs.iter().skip(1) {
+        let (live_at, _) = cursor
+            .find(|(_, status)| status == sync)
+            .unwrap_or_else(|| panic!("the status showed {sync}, which the live state did not show before"));
+        assert!(
+            *at >= *live_at + DELAY - SLACK,
+            "the anonymous board status showed {sync} {:?} after the live state",
+            at.saturating_duration_since(*live_at)
+        );
+    }
 }

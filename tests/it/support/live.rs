@@ -253,6 +253,23 @@ impl Hall {
         self.write_capture(name, &header, &events)
     }
 
+    /// The capture `boardcast synth --profile irregular` makes of game
+    /// `game` (from 1) of a vendored PGN file with `seed`: a real game with
+    /// irregularities made in it (touch-move, illegal moves, …), for the
+    /// simulator.
+    pub fn synth_irregular(&self, pgn_file: &str, game: usize, seed: u64) -> PathBuf {
+        let dir = self.dir.join("synth");
+        let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(["synth", &format!("tests/fixtures/games/{pgn_file}"), "--game", &game.to_string()])
+            .args(["--profile", "irregular", "--seed", &seed.to_string(), "--out"])
+            .arg(&dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        dir.join(format!("game-{game}.jsonl"))
+    }
+
     /// Writes a capture for the simulator.
     pub fn write_capture(&self, name: &str, header: &CaptureHeader, events: &[(Timestamp, SensorEvent)]) -> PathBuf {
         let path = self.dir.join(format!("{name}-source.jsonl"));

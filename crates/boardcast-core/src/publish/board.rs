@@ -83,6 +83,11 @@ pub struct BoardFeed {
     serial: Option<String>,
     firmware: Option<String>,
     battery: Option<u8>,
+    /// When the board's connection, serial number, firmware or battery
+    /// last changed, and when its `sync` did: the board status topic tells
+    /// them apart, since only the second is the game's (the hub delays it).
+    status_t: Timestamp,
+    sync_t: Timestamp,
     /// The topic the bridge status went to under the board's name, before
     /// its serial number was known (cleared once it is).
     status_under_name: bool,
@@ -115,6 +120,8 @@ impl BoardFeed {
             serial: None,
             firmware: None,
             battery: None,
+            status_t: Timestamp::ZERO,
+            sync_t: Timestamp::ZERO,
             status_under_name: false,
             last: None,
             state_dirty: true,
@@ -144,8 +151,7 @@ impl BoardFeed {
                 EventKind::Status(status) => status.clone(),
                 _ => return,
             };
-            self.status = status;
-            self.board_status_dirty = true;
+            self.set_sync(status, event.t);
             return;
         }
         let game = games.by_number(event.game);
@@ -154,8 +160,7 @@ impl BoardFeed {
                 // A game starts from a board that shows its start position:
                 // the reconstructor says nothing more until something goes
                 // wrong, so the feed must leave `awaiting_start` here.
-                self.status = BoardStatus::InSync;
-                self.board_status_dirty = true;
+                self.set_sync(BoardStatus::InSync, event.t);
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
@@ -223,9 +228,8 @@ impl BoardFeed {
                 self.state_dirty = true;
             }
             EventKind::Status(status) => {
-                self.status = status.clone();
+                self.set_sync(status.clone(), event.t);
                 self.state_dirty = true;
-                self.board_status_dirty = true;
             }
             EventKind::Alert(alert) => {
                 let payload = AlertPayload {
@@ -238,7 +242,16 @@ impl BoardFeed {
         }
     }
 
-    fn handle_notice(&mut self, notice: &NoticeKind) {
+    /// The board's sync is now `status`, since `t`.
+    fn set_sync(&mut self, status: BoardStatus, t: Timestamp) {
+        if status.name() != self.status.name() {
+            self.sync_t = t;
+        }
+        self.status = status;
+        self.board_status_dirty = true;
+    }
+
+    fn handle_notice(&mut self, notice: &NoticeKind, t: Timestamp) {
         match notice {
             NoticeKind::Connected => self.connection = Connection::Connected,
             NoticeKind::Disconnected => self.connection = Connection::Disconnected,
@@ -259,6 +272,7 @@ impl BoardFeed {
             NoticeKind::Board(BoardInfo::Battery(percent)) => self.battery = Some(*percent),
             _ => return,
         }
+        self.status_t = t;
         self.state_dirty = true;
         self.board_status_dirty = true;
     }
@@ -299,8 +313,11 @@ impl BoardFeed {
             self.board_status_dirty = false;
             let key = self.serial.clone().unwrap_or_else(|| self.name.clone());
             self.status_under_name = self.serial.is_none();
+            // Its time is that of the board's own news, not of the game's
+            // latest event (which the public may not see yet); the hub
+            // gives it the time of the delayed sync where that is later.
             let payload = payload::to_value(&BoardStatusPayload {
-                envelope: self.envelope(t),
+                envelope: self.envelope(self.status_t),
                 serial: self.serial.as_deref(),
                 connection: self.connection.name(),
                 sync: self.status.name(),
@@ -309,13 +326,17 @@ impl BoardFeed {
                 mirror_of: self.mirror_of.as_deref(),
             });
             let topic = self.settings.topics.board_status(&key);
-            self.out.push_back(Item::Publish(Publication {
-                topic,
-                payload: Some(payload),
-                retain: true,
-                qos: Qos::AtMostOnce,
-                public: false,
-            }));
+            self.out.push_back(Item::BoardStatus {
+                board: self.name.clone(),
+                publication: Publication {
+                    topic,
+                    payload: Some(payload),
+                    retain: true,
+                    qos: Qos::AtMostOnce,
+                    public: false,
+                },
+                sync_ts_ms: self.wall_ms(self.sync_t),
+            });
         }
     }
 
@@ -533,7 +554,7 @@ impl Sink for BoardFeed {
     fn handle_output(&mut self, output: &Output, games: Games<'_>) {
         match output {
             Output::Event(event) => self.handle_event(event, games),
-            Output::Notice(notice) => self.handle_notice(&notice.kind),
+            Output::Notice(notice) => self.handle_notice(&notice.kind, notice.t),
         }
     }
 

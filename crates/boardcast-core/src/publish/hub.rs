@@ -25,6 +25,16 @@
 //! pool keeps, the hub's own release of the position is what the analysis
 //! may not overtake.
 //!
+//! A board's status topic (`bridges/<id>/boards/<serial>/status`) is read
+//! by everyone, anonymous clients included, and has one value for all: its
+//! `sync` (awaiting the start, in sync, out of sync) changes when a game
+//! ends and when an illegal move or a knocked piece leaves the board
+//! unexplained, so it is the game's and goes out only `delay` after it
+//! changed, like the public `state`; the board's connection, firmware and
+//! battery are the board's own and go out at once (a display must say
+//! "board disconnected" now, and a cable says nothing about the game). The
+//! live `state`'s `status` has the undelayed sync for arbiters.
+//!
 //! Times here are [`Timestamp`]s of a monotonic clock the caller keeps (the
 //! session clock live, the capture's time in a replay; never the wall
 //! clock, which may jump); only payload times are wall-clock.
@@ -72,7 +82,54 @@ pub struct Hub {
     shown: HashMap<String, (u32, usize)>,
     /// Each board's newest analysis whose position is not public yet.
     analyses: HashMap<String, ((u32, usize), Publication)>,
+    /// Each board's status topic, by the board's name.
+    statuses: BTreeMap<String, StatusLine>,
     out: VecDeque<Publication>,
+}
+
+/// One board's status topic: the board as its feed last told it, and the
+/// `sync` its readers may see.
+#[derive(Debug)]
+struct StatusLine {
+    /// The status as the feed last gave it (`sync` as the board is now).
+    latest: Publication,
+    /// The board's `sync` now.
+    live_sync: Value,
+    /// The `sync` shown, and when it changed as its readers see it
+    /// (`delay` after the board; `None` before any change).
+    shown: (Value, Option<i64>),
+    /// Changes of `sync` waiting for their time: when each is let out,
+    /// the value, and its `ts_ms` (moved forward by the delay).
+    pending: VecDeque<(Timestamp, Value, i64)>,
+    /// What went out last.
+    sent: Option<Publication>,
+}
+
+impl StatusLine {
+    /// A board's first status: a board starts awaiting a game, and any
+    /// other `sync` it has is news, delayed like every change.
+    fn new(latest: Publication) -> Self {
+        let start = Value::from(crate::event::BoardStatus::AwaitingStart.name());
+        Self { latest, live_sync: start.clone(), shown: (start, None), pending: VecDeque::new(), sent: None }
+    }
+
+    /// The status as its readers may see it now, if it is not what went
+    /// out last.
+    fn publication(&mut self) -> Option<Publication> {
+        let mut publication = self.latest.clone();
+        if let Some(Value::Object(map)) = &mut publication.payload {
+            map.insert("sync".into(), self.shown.0.clone());
+            let ts = map.get("ts_ms").and_then(Value::as_i64);
+            if let (Some(ts), Some(shown)) = (ts, self.shown.1) {
+                map.insert("ts_ms".into(), Value::from(ts.max(shown)));
+            }
+        }
+        if self.sent.as_ref() == Some(&publication) {
+            return None;
+        }
+        self.sent = Some(publication.clone());
+        Some(publication)
+    }
 }
 
 impl Hub {
@@ -86,6 +143,7 @@ impl Hub {
             summaries: BTreeMap::new(),
             shown: HashMap::new(),
             analyses: HashMap::new(),
+            statuses: BTreeMap::new(),
             out: VecDeque::new(),
         }
     }
@@ -102,6 +160,11 @@ impl Hub {
             Item::SummaryEntry { round, board, entry } => {
                 self.summary(now, Tree::Live, round, board, entry.clone());
                 self.delayed.push_back((now + self.delay, item));
+            }
+            Item::BoardStatus { .. } => {
+                let Item::BoardStatus { board, publication, sync_ts_ms } = item else { unreachable!("matched") };
+                self.board_status(now, board, publication, sync_ts_ms);
+                return;
             }
             Item::Analysis { .. } => {
                 // Whatever the delay: it waits for the public state.
@@ -140,8 +203,8 @@ impl Hub {
                         self.show(live, position);
                     }
                 }
-                // Never delayed (handled as it comes).
-                Item::Analysis { .. } => {}
+                // Never delayed as a whole (handled as they come).
+                Item::Analysis { .. } | Item::BoardStatus { .. } => {}
                 Item::SummaryEntry { round, board, mut entry } => {
                     shift_times(&mut entry, self.delay_ms());
                     self.summary(now, Tree::Public, &round, &board, entry);
@@ -153,12 +216,51 @@ impl Hub {
         for (tree, round) in due {
             self.publish_summary(now, tree, &round);
         }
+        self.release_statuses(now);
     }
 
-    /// When the next public copy or summary is due.
+    /// When the next public copy, summary or board status is due.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let summary = self.summaries.values().filter_map(|s| s.due).min();
-        self.delayed.front().map(|(at, _)| *at).into_iter().chain(summary).min()
+        let status = self.statuses.values().filter_map(|s| s.pending.front().map(|(at, _, _)| *at)).min();
+        self.delayed.front().map(|(at, _)| *at).into_iter().chain(summary).chain(status).min()
+    }
+
+    /// A board's status from its feed, at `now`: what is not the game's
+    /// goes out at once, a change of `sync` after the delay.
+    fn board_status(&mut self, now: Timestamp, board: String, publication: Publication, sync_ts_ms: i64) {
+        let sync = publication.payload.as_ref().and_then(|p| p.get("sync")).cloned();
+        let delay = self.delay;
+        let delay_ms = self.delay_ms() as i64;
+        let line = self.statuses.entry(board).or_insert_with(|| StatusLine::new(publication.clone()));
+        if let Some(sync) = sync
+            && sync != line.live_sync
+        {
+            line.pending.push_back((now + delay, sync.clone(), sync_ts_ms + delay_ms));
+            line.live_sync = sync;
+        }
+        line.latest = publication;
+        // Without a delay the change goes out now, in this one message.
+        while let Some((_, sync, ts)) = line.pending.pop_front_if(|(at, _, _)| *at <= now) {
+            line.shown = (sync, Some(ts));
+        }
+        if let Some(publication) = line.publication() {
+            self.out.push_back(publication);
+        }
+    }
+
+    /// Lets out the changes of `sync` whose time has come.
+    fn release_statuses(&mut self, now: Timestamp) {
+        for line in self.statuses.values_mut() {
+            let mut changed = false;
+            while let Some((_, sync, ts)) = line.pending.pop_front_if(|(at, _, _)| *at <= now) {
+                line.shown = (sync, Some(ts));
+                changed = true;
+            }
+            if changed && let Some(publication) = line.publication() {
+                self.out.push_back(publication);
+            }
+        }
     }
 
     /// The daemon stops: the summaries that changed since they last went
@@ -424,6 +526,93 @@ mod tests {
         let out = drain(&mut hub);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].payload, None);
+    }
+
+    /// A board's status from its feed: `ts_ms` of its connection's last
+    /// change, `sync` as the board is now and when that changed.
+    fn board_status(connection: &str, ts_ms: i64, sync: &str, sync_ts_ms: i64) -> Item {
+        Item::BoardStatus {
+            board: "b".into(),
+            publication: Publication {
+                topic: "bc/v1/bridges/pc1/boards/00001/status".into(),
+                payload: Some(json!({"ts_ms": ts_ms, "connection": connection, "sync": sync})),
+                retain: true,
+                qos: Qos::AtMostOnce,
+                public: false,
+            },
+            sync_ts_ms,
+        }
+    }
+
+    fn shown(out: &[Publication]) -> Vec<(String, String, i64)> {
+        out.iter()
+            .map(|p| {
+                let payload = p.payload.as_ref().unwrap();
+                let text = |key: &str| payload[key].as_str().unwrap().to_owned();
+                (text("connection"), text("sync"), payload["ts_ms"].as_i64().unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_board_status_shows_its_sync_only_after_the_delay_and_its_connection_at_once() {
+        // Issue 29: the status topic is anonymous readers', and its sync
+        // changed at a game's end and at an illegal move, 30 s before the
+        // public tree said why.
+        let mut hub = Hub::new(topics(), "boot", Duration::from_secs(10));
+        hub.handle_item(ms(0), board_status("connected", 0, "awaiting_start", 0));
+        assert_eq!(shown(&drain(&mut hub)), [("connected".into(), "awaiting_start".into(), 0)]);
+        // The game starts, then goes out of sync (an illegal move): the
+        // status says nothing, not even by a message of the same content.
+        hub.handle_item(ms(1_000), board_status("connected", 0, "in_sync", 1_000));
+        hub.handle_item(ms(4_000), board_status("connected", 0, "out_of_sync", 4_000));
+        assert!(drain(&mut hub).is_empty(), "no message while only the sync changed");
+        // The cable is pulled: that goes out at once, with the old sync.
+        hub.handle_item(ms(5_000), board_status("disconnected", 5_000, "out_of_sync", 4_000));
+        assert_eq!(shown(&drain(&mut hub)), [("disconnected".into(), "awaiting_start".into(), 5_000)]);
+        assert_eq!(hub.poll_timeout(), Some(ms(11_000)));
+        hub.handle_timeout(ms(10_999));
+        assert!(drain(&mut hub).is_empty(), "not before its time");
+        hub.handle_timeout(ms(11_000));
+        assert_eq!(shown(&drain(&mut hub)), [("disconnected".into(), "in_sync".into(), 11_000)]);
+        hub.handle_timeout(ms(14_000));
+        assert_eq!(shown(&drain(&mut hub)), [("disconnected".into(), "out_of_sync".into(), 14_000)]);
+        assert_eq!(hub.poll_timeout(), None);
+        // A late subscriber gets the same retained value; a republication of
+        // the same board sends nothing new.
+        hub.handle_item(ms(15_000), board_status("disconnected", 5_000, "out_of_sync", 4_000));
+        assert!(drain(&mut hub).is_empty());
+    }
+
+    #[test]
+    fn without_a_delay_a_board_status_goes_out_as_it_is() {
+        let mut hub = Hub::new(topics(), "boot", Duration::ZERO);
+        hub.handle_item(ms(0), board_status("connected", 0, "awaiting_start", 0));
+        hub.handle_item(ms(1_000), board_status("connected", 0, "in_sync", 1_000));
+        assert_eq!(
+            shown(&drain(&mut hub)),
+            [("connected".into(), "awaiting_start".into(), 0), ("connected".into(), "in_sync".into(), 1_000)]
+        );
+    }
+
+    #[test]
+    fn a_board_status_moves_to_its_serial_topic_with_its_delayed_sync() {
+        let mut hub = Hub::new(topics(), "boot", Duration::from_secs(10));
+        hub.handle_item(ms(0), board_status("connected", 0, "in_sync", 0));
+        let Item::BoardStatus { board, mut publication, sync_ts_ms } = board_status("connected", 0, "in_sync", 0)
+        else {
+            unreachable!()
+        };
+        publication.topic = "bc/v1/bridges/pc1/boards/12345/status".into();
+        hub.handle_item(ms(1), Item::BoardStatus { board, publication, sync_ts_ms });
+        let out = drain(&mut hub);
+        assert_eq!(out.last().unwrap().topic, "bc/v1/bridges/pc1/boards/12345/status");
+        assert_eq!(shown(&out).last().unwrap().1, "awaiting_start");
+        hub.handle_timeout(ms(10_000));
+        let out = drain(&mut hub);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].topic, "bc/v1/bridges/pc1/boards/12345/status", "the released sync goes to its topic now");
+        assert_eq!(shown(&out)[0].1, "in_sync");
     }
 
     #[test]

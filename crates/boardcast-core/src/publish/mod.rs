@@ -6,7 +6,9 @@
 //!   messages as they happen, and its state, PGN and summary entry per
 //!   batch;
 //! - [`hub`]: all boards → the public tree (a delayed copy without alerts,
-//!   clock times shifted with it) and the per-round summaries;
+//!   clock times shifted with it), the per-round summaries, and each
+//!   board's status, whose `sync` (the game's) is as delayed as the public
+//!   tree;
 //! - [`payload`]: the payload of every topic, as types (the contract of
 //!   docs/mqtt.md);
 //! - [`outbox`]: what the MQTT client still has to send: the latest value
@@ -87,6 +89,24 @@ pub enum Item {
         board: String,
         /// Its line.
         entry: Value,
+    },
+    /// A board's status (`bridges/<id>/boards/<serial>/status`), with the
+    /// board's `sync` as it is now. The topic is read by every account and
+    /// anonymous client, so the hub publishes it at once with the `sync`
+    /// the public tree shows (the one of the public delay ago) and lets a
+    /// change of `sync` out only after the delay, as it does the public
+    /// `state`: a game's end or an illegal move must not show there first.
+    /// Its connection, firmware and battery are not the game's, and go out
+    /// at once.
+    BoardStatus {
+        /// The board's configured name (its status topic changes once its
+        /// serial number is known).
+        board: String,
+        /// The message, `sync` as the board is now, `ts_ms` when its
+        /// connection, firmware or battery last changed.
+        publication: Publication,
+        /// When `sync` last changed (wall-clock milliseconds, as `ts_ms`).
+        sync_ts_ms: i64,
     },
     /// An engine's analysis of a board's position, already on its public
     /// topic: the hub lets it out only once the public copy of the board's

@@ -38,6 +38,7 @@ mod pairings;
 mod payloads;
 mod pgn;
 mod properties;
+mod public;
 mod real_captures;
 mod rules;
 mod sentio;

@@ -4,11 +4,12 @@
 
 use boardcast_core::{
     alert::{Alert, AlertKind},
-    capture::{LinkChange, Record, RecordBody},
+    capture::{CaptureHeader, LinkChange, Record, RecordBody},
     event::{BoardStatus, Event, EventKind},
     game::GameRecord,
     protocol::Protocol,
     reconstruct::{GameSetup, ReconstructorConfig},
+    replay::Capture,
     sensor::{Cell, ClockReading, Picture, SensorEvent},
     session::{BoardSession, Output},
     time::Timestamp,
@@ -236,6 +237,21 @@ impl Script {
     /// The sensor stream so far, in order.
     pub fn stream(&self) -> &[(Timestamp, SensorEvent)] {
         &self.events
+    }
+
+    /// The stream as a capture of board `board` (`events` protocol), the
+    /// port's changes before the sensor events of the same time, as
+    /// [`Script::run_with`] applies them; for what is built on captures
+    /// (`replay::publications`).
+    pub fn capture(&self, board: &str, setup: &GameSetup) -> Capture {
+        let mut header = CaptureHeader::new(Protocol::EVENTS, board);
+        header.rules = setup.tempo;
+        let links = self.links.iter().map(|&(t, change)| Record { t, body: RecordBody::Link(change) });
+        let events = self.events.iter().map(|(t, event)| Record { t: *t, body: RecordBody::Event(event.clone()) });
+        let mut records: Vec<Record> = links.chain(events).collect();
+        // A stable sort: the port's changes stay first at their time.
+        records.sort_by_key(|r| r.t);
+        Capture { header, records, error: None }
     }
 
     /// Replays the stream with default settings.

@@ -366,3 +366,49 @@ fn a_password_guessing_run_is_said_in_a_few_warnings_naming_its_address() {
     assert!(added.len() <= 10, "300 failed log-ins wrote {} log lines:\n{}", added.len(), added.join("\n"));
     stop(&mut daemon);
 }
+
+/// `boardcast accounts add NAME --role operator` with `args`, `password`
+/// on standard input (none: `--generate`): exit status, standard output,
+/// standard error.
+fn accounts_add(hall: &Hall, args: &[&str], password: Option<&str>) -> (bool, String, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["accounts", "--config"])
+        .arg(hall.dir.join("boardcast.toml"))
+        .args(["add", "op", "--role", "operator"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(password) = password {
+        stdin.write_all(format!("{password}\n").as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn accounts_refuse_a_short_typed_password_and_make_ones_beyond_guessing() {
+    let (hall, _, _) = hall_with_broker("hardening-accounts", "");
+    let (ok, _, said) = accounts_add(&hall, &[], Some("chess2026"));
+    assert!(!ok, "a 9-character password is refused");
+    assert!(said.contains("has 9 characters, fewer than 12") && said.contains("--generate"), "{said}");
+    let file = std::fs::read_to_string(hall.dir.join("mqtt-accounts")).unwrap_or_default();
+    assert!(!file.contains("op:"), "nothing is written: {file}");
+    let (ok, _, said) = accounts_add(&hall, &["--allow-short"], Some("chess2026"));
+    assert!(ok, "{said}");
+    let (ok, _, said) = accounts_add(&hall, &[], Some("twelve chars"));
+    assert!(ok, "12 characters are enough: {said}");
+    let (ok, made, said) = accounts_add(&hall, &["--generate"], None);
+    assert!(ok, "{said}");
+    let made = made.trim();
+    // 32 hex digits: 128 random bits.
+    assert!(made.len() == 32 && made.chars().all(|c| c.is_ascii_hexdigit()), "{made:?}");
+}

@@ -331,7 +331,8 @@ fn a_password_guessing_run_is_said_in_a_few_warnings_naming_its_address() {
     if !mosquitto_installed() {
         return;
     }
-    let (hall, port, _) = hall_with_broker("hardening-guessing", "");
+    // The threshold from the configuration.
+    let (hall, port, _) = hall_with_broker("hardening-guessing", "failed_logins_warn_per_min = 50\n");
     let password = hall.account("op", "operator");
     let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
     assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
@@ -352,7 +353,7 @@ fn a_password_guessing_run_is_said_in_a_few_warnings_naming_its_address() {
     let warnings: Vec<&&str> = added.iter().filter(|l| l.contains("failed log-ins")).collect();
     assert!(
         warnings.iter().any(|l| l.contains("WARN")
-            && l.contains("10 failed log-ins")
+            && l.contains("50 failed log-ins")
             && l.contains("from 127.0.0.1 (accounts tried: not known)")),
         "a warning names the address at the threshold:\n{}",
         added.join("\n")

@@ -52,6 +52,8 @@ pub struct EmbeddedConfig {
     pub max_connections: u32,
     #[serde(default = "default_memory_limit_mb")]
     pub memory_limit_mb: u32,
+    #[serde(default = "default_failed_logins_warn_per_min")]
+    pub failed_logins_warn_per_min: u32,
     #[serde(default)]
     pub tls_cert_file: String,
     #[serde(default)]
@@ -76,6 +78,10 @@ const fn default_max_connections() -> u32 {
 
 const fn default_memory_limit_mb() -> u32 {
     128
+}
+
+const fn default_failed_logins_warn_per_min() -> u32 {
+    10
 }
 
 /// The MQTT settings, checked.
@@ -133,6 +139,8 @@ pub struct Embedded {
     pub max_connections: u32,
     /// The heap Mosquitto may allocate at most, in MiB (`memory_limit`).
     pub memory_limit_mb: u32,
+    /// Refused log-ins a minute from one address that make a warning.
+    pub failed_logins_warn_per_min: u32,
     /// The certificate and key the listeners serve TLS with, if they do.
     pub tls: Option<TlsFiles>,
 }
@@ -158,6 +166,7 @@ impl Embedded {
             anonymous: Anonymous::Public,
             max_connections: default_max_connections(),
             memory_limit_mb: default_memory_limit_mb(),
+            failed_logins_warn_per_min: default_failed_logins_warn_per_min(),
             tls: None,
         }
     }
@@ -434,6 +443,13 @@ fn embedded(e: &EmbeddedConfig) -> Result<Embedded, ConfigError> {
             "a number of MiB from 16 to 1048576 (128 is ten times what Mosquitto takes for a hall of 500 boards)",
         ));
     }
+    if !(1..=1_000_000).contains(&e.failed_logins_warn_per_min) {
+        return Err(error(
+            "mqtt.embedded.failed_logins_warn_per_min".into(),
+            &e.failed_logins_warn_per_min.to_string(),
+            "a number of refused log-ins a minute from 1 to 1000000 (10 lets a mistyped password or two pass unsaid)",
+        ));
+    }
     let mosquitto_bin = (!e.mosquitto_bin.trim().is_empty()).then(|| PathBuf::from(e.mosquitto_bin.trim()));
     let tls = pem_pair(
         ("mqtt.embedded.tls_cert_file", &e.tls_cert_file),
@@ -456,6 +472,7 @@ fn embedded(e: &EmbeddedConfig) -> Result<Embedded, ConfigError> {
         anonymous,
         max_connections: e.max_connections,
         memory_limit_mb: e.memory_limit_mb,
+        failed_logins_warn_per_min: e.failed_logins_warn_per_min,
         tls,
     })
 }

@@ -116,6 +116,11 @@ fn broker_urls_and_mqtt_settings_are_checked() {
     config.mqtt.embedded.memory_limit_mb = 0;
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.memory_limit_mb = 0: a number of MiB"));
     let mut config = parse("");
+    config.mqtt.embedded.failed_logins_warn_per_min = 0;
+    assert!(
+        config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.failed_logins_warn_per_min = 0: a number of")
+    );
+    let mut config = parse("");
     config.mqtt.embedded.anonymous = "all".into();
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.anonymous = \"all\""));
     assert_eq!(defaults.languages.len(), 5);

@@ -422,3 +422,116 @@ fn the_anonymous_tree_shows_no_game_state_before_the_public_delay() {
         );
     }
 }
+
+/// A CONNECT packet (MQTT 3.1.1) logging in as `user` with `password`.
+fn login_packet(id: &str, user: &str, password: &str) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&[0, 4, b'M', b'Q', b'T', b'T', 4, 0b1100_0010, 0, 30]);
+    for field in [id, user, password] {
+        body.extend_from_slice(&(field.len() as u16).to_be_bytes());
+        body.extend_from_slice(field.as_bytes());
+    }
+    let mut packet = vec![0x10];
+    remaining_length(body.len(), &mut packet);
+    packet.extend(body);
+    packet
+}
+
+/// The CONNACK return code the broker gives `user` with `password` (0:
+/// accepted, 5: not authorised), if it answers.
+fn log_in(port: u16, user: &str, password: &str) -> Option<u8> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream.write_all(&login_packet(&format!("guess-{}", free_port()), user, password)).ok()?;
+    let mut connack = [0u8; 4];
+    stream.read_exact(&mut connack).ok()?;
+    (connack[0] == 0x20).then_some(connack[3])
+}
+
+#[test]
+fn a_password_guessing_run_is_said_in_a_few_warnings_naming_its_address() {
+    if !mosquitto_installed() {
+        return;
+    }
+    // The threshold from the configuration.
+    let (hall, port, _) = hall_with_broker("hardening-guessing", "failed_logins_warn_per_min = 50\n");
+    let password = hall.account("op", "operator");
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !hall.log().contains("mqtt: connected to") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = hall.log().lines().count();
+    // 300 wrong passwords for the operator and for names that do not exist.
+    for i in 0..300 {
+        let user = ["op", "admin", "operator"][i % 3];
+        assert_eq!(log_in(port, user, &format!("guess{i}")), Some(5), "guess {i} is refused");
+    }
+    assert_eq!(log_in(port, "op", &password), Some(0), "the right password still works");
+    std::thread::sleep(Duration::from_secs(1));
+    let log = hall.log();
+    let added: Vec<&str> = log.lines().skip(before).collect();
+    let warnings: Vec<&&str> = added.iter().filter(|l| l.contains("failed log-ins")).collect();
+    assert!(
+        warnings.iter().any(|l| l.contains("WARN")
+            && l.contains("50 failed log-ins")
+            && l.contains("from 127.0.0.1 (accounts tried: not known)")),
+        "a warning names the address at the threshold:\n{}",
+        added.join("\n")
+    );
+    assert!(
+        added.iter().any(|l| l.contains("WARN")
+            && l.contains("log-in as op from 127.0.0.1 accepted after 300 failed log-ins in a row")),
+        "the right password after the run is said:\n{}",
+        added.join("\n")
+    );
+    assert!(added.len() <= 10, "300 failed log-ins wrote {} log lines:\n{}", added.len(), added.join("\n"));
+    stop(&mut daemon);
+}
+
+/// `boardcast accounts add NAME --role operator` with `args`, `password`
+/// on standard input (none: `--generate`): exit status, standard output,
+/// standard error.
+fn accounts_add(hall: &Hall, args: &[&str], password: Option<&str>) -> (bool, String, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["accounts", "--config"])
+        .arg(hall.dir.join("boardcast.toml"))
+        .args(["add", "op", "--role", "operator"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(password) = password {
+        stdin.write_all(format!("{password}\n").as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn accounts_refuse_a_short_typed_password_and_make_ones_beyond_guessing() {
+    let (hall, _, _) = hall_with_broker("hardening-accounts", "");
+    let (ok, _, said) = accounts_add(&hall, &[], Some("chess2026"));
+    assert!(!ok, "a 9-character password is refused");
+    assert!(said.contains("has 9 characters, fewer than 12") && said.contains("--generate"), "{said}");
+    let file = std::fs::read_to_string(hall.dir.join("mqtt-accounts")).unwrap_or_default();
+    assert!(!file.contains("op:"), "nothing is written: {file}");
+    let (ok, _, said) = accounts_add(&hall, &["--allow-short"], Some("chess2026"));
+    assert!(ok, "{said}");
+    let (ok, _, said) = accounts_add(&hall, &[], Some("twelve chars"));
+    assert!(ok, "12 characters are enough: {said}");
+    let (ok, made, said) = accounts_add(&hall, &["--generate"], None);
+    assert!(ok, "{said}");
+    let made = made.trim();
+    // 32 hex digits: 128 random bits.
+    assert!(made.len() == 32 && made.chars().all(|c| c.is_ascii_hexdigit()), "{made:?}");
+}

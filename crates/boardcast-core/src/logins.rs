@@ -173,9 +173,19 @@ impl Logins {
     /// A log-in from `address` as `account` (as typed: an empty name is
     /// none given) was refused at `now`.
     pub fn failed(&mut self, now: Timestamp, address: IpAddr, account: &str) {
+        self.fail(now, address, Some(account));
+    }
+
+    /// A log-in from `address` was refused at `now`, as an account that is
+    /// not known: Mosquitto 2.0 does not log the name a refused client gave.
+    /// Only the address is counted (and slowed).
+    pub fn failed_unknown_account(&mut self, now: Timestamp, address: IpAddr) {
+        self.fail(now, address, None);
+    }
+
+    fn fail(&mut self, now: Timestamp, address: IpAddr, account: Option<&str>) {
         self.roll(now);
         self.window_start.get_or_insert(now);
-        let account = shown_account(account);
         let limits = self.limits;
 
         self.window_failures += 1;
@@ -183,7 +193,8 @@ impl Logins {
         if entry.window_failures == 0 {
             self.window_addresses += 1;
         }
-        let crossed = entry.fail(now, &limits, &account, |_| true);
+        let account = account.map(shown_account);
+        let crossed = entry.fail(now, &limits, account.as_deref(), |_| true);
         if crossed && self.named < Self::NAMED {
             self.named += 1;
             let warning = entry.warning_now(now, |failures, over, names| LoginWarning::Address {
@@ -195,10 +206,11 @@ impl Logins {
             self.warnings.extend(warning);
         }
 
+        let Some(account) = account else { return };
         let entry = entry_for(&mut self.accounts, &account, limits.max_accounts, limits.warn_per_window, now);
         // An account tried from one address only is said by that
         // address's warning already.
-        let crossed = entry.fail(now, &limits, &address.to_string(), |names| names.first.len() >= 2);
+        let crossed = entry.fail(now, &limits, Some(&address.to_string()), |names| names.first.len() >= 2);
         if crossed && self.named < Self::NAMED {
             self.named += 1;
             let warning = entry.warning_now(now, |failures, over, names| LoginWarning::Account {
@@ -364,7 +376,13 @@ impl Entry {
 
     /// Counts a failure; whether it is to be named now (it crossed the
     /// threshold this window, and `may_name` agrees).
-    fn fail(&mut self, now: Timestamp, limits: &LoginLimits, name: &str, may_name: impl Fn(&Names) -> bool) -> bool {
+    fn fail(
+        &mut self,
+        now: Timestamp,
+        limits: &LoginLimits,
+        name: Option<&str>,
+        may_name: impl Fn(&Names) -> bool,
+    ) -> bool {
         self.streak = self.streak_at(now, limits).saturating_add(1);
         if self.streak == 1 {
             self.success_said = false;
@@ -377,7 +395,9 @@ impl Entry {
         }
         self.window_failures = self.window_failures.saturating_add(1);
         self.window_last = now;
-        if !self.names.first.iter().any(|n| n == name) {
+        if let Some(name) = name
+            && !self.names.first.iter().any(|n| n == name)
+        {
             if self.names.first.len() < Logins::NAMES {
                 self.names.first.push(name.to_owned());
             } else {
@@ -486,6 +506,9 @@ fn shown_account(account: &str) -> String {
 impl fmt::Display for LoginWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Address { address, failures, over, accounts } if accounts.first.is_empty() => {
+                write!(f, "{failures} failed log-ins {} from {address} (accounts tried: not known)", Span(*over))
+            }
             Self::Address { address, failures, over, accounts } => {
                 write!(f, "{failures} failed log-ins {} from {address} (accounts tried: {accounts})", Span(*over))
             }
@@ -751,6 +774,19 @@ mod tests {
         assert!(said[0].contains("evil?2026-01-01 INFO fake line"), "{said:?}");
         assert!(said[0].len() < 200, "{said:?}");
         assert!(said[1].contains("(accounts tried: (none))"), "{said:?}");
+    }
+
+    #[test]
+    fn a_failure_whose_account_is_not_known_counts_and_slows_the_address() {
+        let mut logins = Logins::new(LoginLimits::default());
+        let a = ip("10.0.0.5");
+        for i in 0..10 {
+            logins.failed_unknown_account(at_ms(i * 10), a);
+        }
+        let said: Vec<String> = drain(&mut logins, at_ms(100)).iter().map(ToString::to_string).collect();
+        assert_eq!(said, ["10 failed log-ins in 0.1 s from 10.0.0.5 (accounts tried: not known)"]);
+        assert_eq!(logins.wait(at_ms(90), a, "anyone"), Some(Duration::from_secs(16)));
+        assert_eq!(logins.remembered(), (1, 0));
     }
 
     #[test]

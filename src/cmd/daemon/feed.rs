@@ -334,6 +334,11 @@ async fn start_embedded(embedded: &Embedded, root: &str) -> anyhow::Result<Optio
         memory_limit_mb: embedded.memory_limit_mb,
         tls: embedded.tls.clone(),
         own_listen: None,
+        logins: boardcast_core::LoginLimits {
+            warn_per_window: embedded.failed_logins_warn_per_min,
+            window: Duration::from_secs(60),
+            ..boardcast_core::LoginLimits::default()
+        },
     };
     let mosquitto = mosquitto::start(settings).await.context("starting the embedded MQTT broker (Mosquitto)")?;
     Ok(Some((mosquitto, accounts)))

@@ -50,6 +50,8 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
+use boardcast_core::{LoginLimits, LoginWarning, Logins, Timestamp};
+
 use super::broker::{BrokerError, MAX_PAYLOAD, check_free, wait_listening};
 use crate::{
     accounts::{self, Account, Anonymous, DAEMON_ACCOUNT, SALT_BYTES},
@@ -119,6 +121,8 @@ pub struct MosquittoSettings {
     /// With `tls`: the plain loopback listener for the daemon's own
     /// connections.
     pub own_listen: Option<SocketAddr>,
+    /// When refused log-ins read from its log make a warning.
+    pub logins: LoginLimits,
 }
 
 /// The Mosquitto program: `configured`, else `mosquitto` on `PATH`, else
@@ -202,6 +206,11 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
     // disconnected), a session's queue for an absent subscriber is capped
     // (its displays get the retained state again when they return), and a
     // session left behind goes after an hour.
+    // log_type information and connection_messages above: the lines of
+    // every connection and refused log-in, which the daemon counts
+    // (`LoginLines`); Mosquitto 2.0.11 logs neither the address nor the
+    // name of a refused client in the refusal itself, and debug (which
+    // would add the address) logs every message.
     // set_tcp_nodelay above: with Nagle's algorithm on its sockets (the
     // default), a message to a subscriber waits for the acknowledgement of
     // the one before: at 500 boards, moves reached displays at p50 19 ms,
@@ -282,7 +291,7 @@ pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, 
     write_private(&conf, &config_text(&settings, &dir, as_root)).map_err(files)?;
 
     let log = Arc::new(Mutex::new(VecDeque::new()));
-    let mut child = spawn(&settings.binary, &conf, log.clone())?;
+    let mut child = spawn(&settings.binary, &conf, log.clone(), settings.logins)?;
     let listening = async {
         for addr in std::iter::once(settings.listen).chain(settings.ws_listen).chain(Some(own)) {
             wait_listening(addr).await?;
@@ -519,7 +528,7 @@ async fn keep(
             return;
         }
         delay = (delay * 2).min(Duration::from_secs(30));
-        match spawn(&settings.binary, &conf, log.clone()) {
+        match spawn(&settings.binary, &conf, log.clone(), settings.logins) {
             Ok(new) => {
                 child = new;
                 if wait_listening(settings.listen).await.is_ok() {
@@ -532,7 +541,7 @@ async fn keep(
                 if !pause(delay, &stop, &mut asked).await {
                     return;
                 }
-                match spawn(&settings.binary, &conf, log.clone()) {
+                match spawn(&settings.binary, &conf, log.clone(), settings.logins) {
                     Ok(new) => child = new,
                     Err(error) => {
                         tracing::error!("{error}: the daemon goes on without a broker (restart it)");
@@ -579,7 +588,12 @@ async fn terminate(child: &mut Child) {
 
 /// Starts the program, its standard error read into the log (and the last
 /// lines kept in `recent` for a start that fails).
-fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Result<Child, MosquittoError> {
+fn spawn(
+    binary: &Path,
+    conf: &Path,
+    recent: Arc<Mutex<VecDeque<String>>>,
+    limits: LoginLimits,
+) -> Result<Child, MosquittoError> {
     let mut command = Command::new(binary);
     command.arg("-c").arg(conf).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).kill_on_drop(true);
     die_with_parent(&mut command);
@@ -588,6 +602,9 @@ fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Re
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             let mut repeats = crate::shell::repeats::Repeats::default();
+            let mut logins = LoginLines::new(limits);
+            let origin = std::time::Instant::now();
+            let now = || Timestamp::from_micros(origin.elapsed().as_micros() as u64);
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             // The address of the last connection Mosquitto announced: its
             // warning about that client names none.
@@ -602,12 +619,19 @@ fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Re
                         for summary in repeats.due(tokio::time::Instant::now().into_std()) {
                             tracing::warn!(target: "mosquitto", "mosquitto: {summary}");
                         }
+                        while let Some(warning) = logins.poll_warning(now()) {
+                            tracing::warn!(target: "mosquitto", "mqtt: {warning}");
+                        }
                         continue;
                     }
                 };
                 if let Some(rest) = line.strip_prefix("New connection from ") {
                     let address = rest.split(' ').next().unwrap_or_default();
                     source = address.rsplit_once(':').map_or(address, |(host, _)| host).to_owned();
+                }
+                logins.line(now(), &line);
+                while let Some(warning) = logins.poll_warning(now()) {
+                    tracing::warn!(target: "mosquitto", "mqtt: {warning}");
                 }
                 let lower = line.to_lowercase();
                 if lower.contains("error") || lower.contains("warning") {
@@ -627,6 +651,92 @@ fn spawn(binary: &Path, conf: &Path, recent: Arc<Mutex<VecDeque<String>>>) -> Re
         });
     }
     Ok(child)
+}
+
+/// The broker's lines about connections, read for refused and accepted
+/// log-ins and counted in a [`Logins`] (warnings when an address fails
+/// too often).
+///
+/// Mosquitto 2.0.11 says a refused log-in as `Client <unknown>
+/// disconnected, not authorised.`: neither the address nor the name the
+/// client gave. The address is that of a connection announced before
+/// (`New connection from 10.0.0.5:49614 on port 1883.`) and not yet
+/// settled: the oldest of the last [`LoginLines::RECENT`] (a client sends
+/// its CONNECT right after connecting, and the broker takes sockets in
+/// turn), else the newest. A connection is settled by its log-in
+/// (`New client connected from 10.0.0.5:49614 as … u'name'`, which names
+/// it) or by any other line about a `<unknown>` client (closed, protocol
+/// error, timed out), which does not. When strangers connect from several
+/// addresses at once a failure may be counted against the wrong one of
+/// them; from one address (a guessing run) it never is. The account tried
+/// is never known.
+#[derive(Debug)]
+struct LoginLines {
+    logins: Logins,
+    /// Connections announced and not settled: when, and from where.
+    pending: VecDeque<(Timestamp, SocketAddr)>,
+}
+
+impl LoginLines {
+    /// How long after its announcement a connection is taken as the one a
+    /// refusal is about before the others.
+    const RECENT: Duration = Duration::from_secs(10);
+    /// Connections remembered at most (the oldest go first).
+    const PENDING: usize = 4096;
+
+    fn new(limits: LoginLimits) -> Self {
+        Self { logins: Logins::new(limits), pending: VecDeque::new() }
+    }
+
+    /// Reads one line of the broker's log.
+    fn line(&mut self, now: Timestamp, line: &str) {
+        if let Some(rest) = line.strip_prefix("New connection from ") {
+            if let Some(address) = rest.split(' ').next().and_then(socket_address) {
+                if self.pending.len() == Self::PENDING {
+                    self.pending.pop_front();
+                }
+                self.pending.push_back((now, address));
+            }
+        } else if let Some(rest) = line.strip_prefix("New client connected from ") {
+            let Some(address) = rest.split(' ').next().and_then(socket_address) else { return };
+            self.pending.retain(|(_, pending)| *pending != address);
+            // `… (p2, c1, k60, u'operator').`: no `u'` for an anonymous one.
+            // The daemon's own log-ins (from loopback, like a stranger on
+            // the same machine) say nothing about guessing.
+            if let Some(name) = rest.rsplit_once("u'").and_then(|(_, name)| name.strip_suffix("')."))
+                && name != DAEMON_ACCOUNT
+            {
+                self.logins.succeeded(now, address.ip(), name);
+            }
+        } else if let Some(rest) = line.strip_prefix("Client <unknown> ") {
+            let settled = self.settle(now);
+            if rest.starts_with("disconnected, not authorised")
+                && let Some(address) = settled
+            {
+                self.logins.failed_unknown_account(now, address.ip());
+            }
+        }
+    }
+
+    fn poll_warning(&mut self, now: Timestamp) -> Option<LoginWarning> {
+        self.logins.poll_warning(now)
+    }
+
+    /// The connection a line about an unnamed client is most likely about.
+    fn settle(&mut self, now: Timestamp) -> Option<SocketAddr> {
+        let recent = self.pending.iter().position(|(at, _)| now.saturating_since(*at) < Self::RECENT);
+        match recent {
+            Some(i) => self.pending.remove(i),
+            None => self.pending.pop_back(),
+        }
+        .map(|(_, address)| address)
+    }
+}
+
+/// `10.0.0.5:49614` or `::1:49614` (Mosquitto writes IPv6 without brackets).
+fn socket_address(text: &str) -> Option<SocketAddr> {
+    let (host, port) = text.rsplit_once(':')?;
+    Some(SocketAddr::new(host.trim_matches(['[', ']']).parse().ok()?, port.parse().ok()?))
 }
 
 /// Makes the kernel kill the child when the daemon dies, however it dies.
@@ -759,6 +869,48 @@ mod tests {
     }
 
     #[test]
+    fn refused_log_ins_in_the_brokers_log_are_counted_against_their_connections_address() {
+        let mut lines = LoginLines::new(LoginLimits::default());
+        let at = Timestamp::from_millis;
+        // What Mosquitto 2.0.11 wrote (run by hand): two wrong passwords,
+        // an unknown user, then the right password, and meanwhile a display
+        // from elsewhere that logs in and a stranger that closes.
+        let log = [
+            "New connection from 127.0.0.1:49614 on port 18839.",
+            "New connection from 10.0.0.9:40000 on port 18839.",
+            "Client <unknown> disconnected, not authorised.",
+            "New client connected from 10.0.0.9:40000 as display-1 (p2, c1, k60, u'display').",
+            "New connection from 127.0.0.1:49626 on port 18839.",
+            "Client <unknown> disconnected, not authorised.",
+            "New connection from ::1:49630 on port 18839.",
+            "Client <unknown> closed its connection.",
+        ];
+        for (i, line) in log.iter().enumerate() {
+            lines.line(at(i as u64), line);
+        }
+        for i in 0..8 {
+            lines.line(at(100 + i), "New connection from 127.0.0.1:49632 on port 18839.");
+            lines.line(at(100 + i), "Client <unknown> disconnected, not authorised.");
+        }
+        let said: Vec<String> = std::iter::from_fn(|| lines.poll_warning(at(200))).map(|w| w.to_string()).collect();
+        assert_eq!(said, ["10 failed log-ins in 0.1 s from 127.0.0.1 (accounts tried: not known)"]);
+        assert!(lines.pending.is_empty(), "{:?}", lines.pending);
+        lines.line(at(300), "New connection from 127.0.0.1:49699 on port 18839.");
+        lines.line(
+            at(300),
+            "New client connected from 127.0.0.1:49699 as boardcast-hall (p2, c1, k60, u'boardcast-daemon').",
+        );
+        lines.line(at(300), "New connection from 127.0.0.1:49700 on port 18839.");
+        lines.line(at(300), "New client connected from 127.0.0.1:49700 as auto-D2B1 (p2, c1, k60, u'operator').");
+        let said: Vec<String> = std::iter::from_fn(|| lines.poll_warning(at(300))).map(|w| w.to_string()).collect();
+        assert_eq!(
+            said,
+            ["log-in as operator from 127.0.0.1 accepted after 10 failed log-ins in a row from that address: if that \
+              was not the account's owner, change its password"]
+        );
+    }
+
+    #[test]
     fn the_configuration_has_both_listeners_the_bounds_and_no_persistence() {
         let settings = MosquittoSettings {
             binary: "/usr/sbin/mosquitto".into(),
@@ -771,6 +923,7 @@ mod tests {
             memory_limit_mb: 128,
             tls: None,
             own_listen: None,
+            logins: LoginLimits::default(),
         };
         let text = config_text(&settings, Path::new("/run/x"), false);
         for line in [
@@ -805,6 +958,7 @@ mod tests {
             memory_limit_mb: 128,
             tls: Some(TlsFiles { cert_file: "/etc/b/cert.pem".into(), key_file: "/etc/b/key.pem".into() }),
             own_listen: Some("127.0.0.1:40001".parse().unwrap()),
+            logins: LoginLimits::default(),
         };
         let text = config_text(&settings, Path::new("/run/x"), false);
         let tls = "certfile /etc/b/cert.pem\nkeyfile /etc/b/key.pem\n";

@@ -291,7 +291,7 @@ pub fn game_san(pgn_file: &str, index: usize) -> Vec<String> {
 /// its password.
 pub fn add_account(config: &Path, name: &str, role: &str) -> String {
     use std::io::Write;
-    let password = format!("pw-{name}-{}", std::process::id());
+    let password = format!("pw-{name}-{}-hall", std::process::id());
     let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
         .args(["accounts", "--config"])
         .arg(config)

@@ -44,7 +44,7 @@
 //!    machine hits both sides alike. With analysis on, the real engine pool
 //!    (`shell::analysis`, Stockfish at `/usr/games/stockfish` or
 //!    `STOCKFISH_BIN`, `--engines` (1) of one thread at `--engine-nice`
-//!    (10, the configuration's default), `--nodes` (1 000 000) or
+//!    (19, the configuration's default), `--nodes` (1 000 000) or
 //!    `--movetime-ms`) gets every board's positions as the daemon wires
 //!    it; every run has the public tree at `--public-delay-s` (2). Each
 //!    analysis run reports positions sent vs analyses published, the time
@@ -208,7 +208,7 @@ fn analysis_flags() -> Option<AnalysisRun> {
     };
     Some(AnalysisRun {
         engines,
-        nice: flag("--engine-nice").unwrap_or(10),
+        nice: flag("--engine-nice").unwrap_or(19),
         budget,
         delay: Duration::from_secs(flag("--public-delay-s").unwrap_or(2)),
     })
@@ -223,7 +223,7 @@ fn analysis_comparison() {
     let seconds: u64 = flag("--seconds").unwrap_or(120);
     let factor: f64 = flag("--rate-factor").unwrap_or(1.0);
     let engines: usize = flag("--engines").unwrap_or(1);
-    let nice: i32 = flag("--engine-nice").unwrap_or(10);
+    let nice: i32 = flag("--engine-nice").unwrap_or(19);
     let delay: u64 = flag("--public-delay-s").unwrap_or(2);
     let budget = match flag::<u64>("--movetime-ms") {
         Some(ms) => vec!["--movetime-ms".to_owned(), ms.to_string()],

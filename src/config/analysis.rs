@@ -146,7 +146,7 @@ impl Config {
             return Err(error(
                 "analysis.nice".into(),
                 &a.nice.to_string(),
-                "a nice value from 0 (the daemon's own priority) to 19 (only CPU nothing else wants); 10 suits a hall",
+                "a nice value from 0 (the daemon's own priority) to 19 (only CPU nothing else wants, the default)",
             ));
         }
         let engine = Some(a.engine.clone()).filter(|p| !p.as_os_str().is_empty());

@@ -229,9 +229,9 @@ enum Failure {
 /// Makes the engine run at nice value `nice`: an engine searching takes a
 /// whole core per thread, and on a hall PC with fewer spare cores than
 /// engine threads it would otherwise delay the boards' moves (BENCHMARKS.md
-/// §13: the `made` p99 grew from 5.5 to 20.6 ms with one engine on two
-/// cores at the daemon's priority). Spectators' analysis waits; the record
-/// does not.
+/// §13: with one engine on two cores the `made` p99 grew 3.8 times at nice
+/// 0, 7 % at nice 19, while the engine still had 80 % of a core).
+/// Spectators' analysis waits; the record does not.
 #[allow(unsafe_code)]
 fn gentle(command: &mut Command, nice: i32) {
     if nice == 0 {

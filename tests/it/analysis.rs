@@ -226,9 +226,9 @@ fn a_killed_or_frozen_engine_is_replaced_and_its_board_shows_no_stale_analysis_m
     // crates/boardcast-core/src/publish/outbox.rs.)
     let mut engine = engines_of(daemon.id());
     assert_eq!(engine.len(), 1, "one engine runs: {engine:?}");
-    // At the configured nice value (10 by default): the boards' moves come
+    // At the configured nice value (19 by default): the boards' moves come
     // first on a machine the engines could fill.
-    assert_eq!(nice_of(engine[0]), 10, "the engine runs at [analysis] nice");
+    assert_eq!(nice_of(engine[0]), 19, "the engine runs at [analysis] nice");
     for (failures, signal_name, said) in [(1, "-KILL", "killed and started again"), (2, "-STOP", "hung: no bestmove")] {
         signal(engine[0], signal_name);
         let deadline = std::time::Instant::now() + Duration::from_secs(30);

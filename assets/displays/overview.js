@@ -2,11 +2,9 @@
 // round small (chessground), with players, clocks, last move and result, a
 // thin evaluation bar per board on the public tree, and the round's
 // results table. GPL-3.0-or-later.
-import { analyses, card, cards, evaluation, fill, offline, prune } from '/cards.js';
+import { card, cards, fill, follow, prune } from '/cards.js';
 
 const B = Boardcast;
-const p = B.params;
-const tree = p.get('tree') === 'live' ? 'live' : 'public';
 const cfg = await B.config();
 // Per round (event/round), the latest summary of each bridge: a hall
 // with several bridge computers has a round's boards spread over them,
@@ -53,39 +51,4 @@ function render() {
   prune(keep);
 }
 
-
-const place = `${p.get('event') || '+'}/${p.get('round') || '+'}`;
-const topics = [`${cfg.root}/v1/${tree}/${place}/summary/+`, `${cfg.root}/v1/bridges/+/status`];
-// The engine's analysis is on the public tree only, after the delay.
-if (tree === 'public') topics.push(`${cfg.root}/v1/public/${place}/+/analysis`);
-B.connect(cfg, tree, topics, (t, m) => {
-  if (t.endsWith('/analysis')) {
-    const key = t.split('/').slice(-4, -1).join('/');
-    analyses.set(key, m);
-    const shown = cards.get(key);
-    if (shown) evaluation(shown);
-    return;
-  }
-  const isStatus = t.includes('/v1/bridges/');
-  const bridge = t.split('/').at(isStatus ? -2 : -1);
-  if (isStatus) {
-    const was = offline.has(bridge);
-    if (m.status === 'offline') offline.add(bridge); else offline.delete(bridge);
-    if (was !== offline.has(bridge)) render();
-    return;
-  }
-  if (!Array.isArray(m.boards)) return;
-  const key = `${m.event}/${m.round}`;
-  if (!rounds.has(key)) rounds.set(key, new Map());
-  const parts = rounds.get(key);
-  const shown = parts.get(bridge);
-  // A summary from a restarted daemon (new boot) always wins; within a
-  // run, an older one (a late duplicate) is dropped.
-  if (shown && shown.boot === m.boot && (m.ts_ms ?? 0) < (shown.ts_ms ?? 0)) return;
-  parts.set(bridge, m);
-  render();
-}, (link) => {
-  const el = document.getElementById('link');
-  el.dataset.state = link;
-  el.textContent = link === 'connected' ? '' : 'no connection to the feed: retrying';
-});
+follow(cfg, rounds, render);

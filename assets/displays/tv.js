@@ -2,11 +2,10 @@
 // heard of (or of `event` and `round`), `per_page` at a time, the page
 // turned every `interval_s` seconds, for a projector nobody touches.
 // GPL-3.0-or-later.
-import { analyses, card, cards, evaluation, fill, offline, prune } from '/cards.js';
+import { card, cards, fill, follow, prune } from '/cards.js';
 
 const B = Boardcast;
 const p = B.params;
-const tree = p.get('tree') === 'live' ? 'live' : 'public';
 const perPage = Math.max(1, Math.min(64, Number(p.get('per_page')) || 4));
 const intervalMs = Math.max(2, Number(p.get('interval_s')) || 20) * 1000;
 const cfg = await B.config();
@@ -53,34 +52,4 @@ setInterval(() => {
   render();
 }, intervalMs);
 
-const place = `${p.get('event') || '+'}/${p.get('round') || '+'}`;
-const topics = [`${cfg.root}/v1/${tree}/${place}/summary/+`, `${cfg.root}/v1/bridges/+/status`];
-if (tree === 'public') topics.push(`${cfg.root}/v1/public/${place}/+/analysis`);
-B.connect(cfg, tree, topics, (t, m) => {
-  if (t.endsWith('/analysis')) {
-    const key = t.split('/').slice(-4, -1).join('/');
-    analyses.set(key, m);
-    const shown = cards.get(key);
-    if (shown) evaluation(shown);
-    return;
-  }
-  const isStatus = t.includes('/v1/bridges/');
-  const bridge = t.split('/').at(isStatus ? -2 : -1);
-  if (isStatus) {
-    if (m.status === 'offline') offline.add(bridge); else offline.delete(bridge);
-    render();
-    return;
-  }
-  if (!Array.isArray(m.boards)) return;
-  const key = `${m.event}/${m.round}`;
-  if (!rounds.has(key)) rounds.set(key, new Map());
-  const parts = rounds.get(key);
-  const shown = parts.get(bridge);
-  if (shown && shown.boot === m.boot && (m.ts_ms ?? 0) < (shown.ts_ms ?? 0)) return;
-  parts.set(bridge, m);
-  render();
-}, (link) => {
-  const el = document.getElementById('link');
-  el.dataset.state = link;
-  el.textContent = link === 'connected' ? '' : 'no connection to the feed: retrying';
-});
+follow(cfg, rounds, render);

@@ -429,6 +429,22 @@ fn embedded(e: &EmbeddedConfig) -> Result<Embedded, ConfigError> {
             ));
         }
     };
+    // The WebSocket listener cannot check a page's Origin (Mosquitto 2.0 has
+    // no option for it), so with anonymous live readers any page opened in
+    // a hall browser would read the live tree: moves before the public
+    // delay, alerts. Only a broker no other machine reaches may allow it.
+    let beyond_loopback = [Some(listen), ws_listen].into_iter().flatten().find(|a| !a.ip().is_loopback());
+    if anonymous == Anonymous::Live
+        && let Some(open) = beyond_loopback
+    {
+        return Err(error(
+            "mqtt.embedded.anonymous".into(),
+            "\"live\"",
+            &format!(
+                "\"public\" or \"none\" when the broker listens beyond this machine ({open}): anonymous live readers would read moves before the public delay and the alerts from any page or phone on the network; give arbiters `live` accounts instead (`boardcast accounts add NAME --role live`)"
+            ),
+        ));
+    }
     if e.max_connections == 0 {
         return Err(error(
             "mqtt.embedded.max_connections".into(),

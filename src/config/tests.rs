@@ -123,6 +123,28 @@ fn broker_urls_and_mqtt_settings_are_checked() {
     let mut config = parse("");
     config.mqtt.embedded.anonymous = "all".into();
     assert!(config.mqtt().unwrap_err().to_string().starts_with("mqtt.embedded.anonymous = \"all\""));
+    // Anonymous live readers only on a broker no other machine reaches:
+    // the WebSocket listener cannot tell a display from any other page.
+    let live = |listen: &str, ws: &str| {
+        let mut config = parse("");
+        config.mqtt.embedded.anonymous = "live".into();
+        config.mqtt.embedded.listen = listen.into();
+        config.mqtt.embedded.ws_listen = ws.into();
+        config.mqtt()
+    };
+    assert!(live("127.0.0.1:1883", "127.0.0.1:8083").is_ok());
+    assert!(live("127.0.0.1:1883", "").is_ok());
+    for (listen, ws, open) in
+        [("127.0.0.1:1883", "0.0.0.0:8083", "0.0.0.0:8083"), ("10.0.0.2:1883", "", "10.0.0.2:1883")]
+    {
+        let said = live(listen, ws).unwrap_err().to_string();
+        assert!(
+            said.starts_with(&format!(
+                "mqtt.embedded.anonymous = \"live\": \"public\" or \"none\" when the broker listens beyond this machine ({open})"
+            )),
+            "{said}"
+        );
+    }
     assert_eq!(defaults.languages.len(), 5);
     let url = |u: &str| {
         let mut config = parse("");

@@ -4,7 +4,9 @@
 // and sends commands to /api/command, where the daemon signs them with the
 // operator key, which never reaches the browser. The live tree is read
 // over MQTT with the same account, kept in sessionStorage for this tab as
-// the other pages keep theirs (displays.js). GPL-3.0-or-later.
+// the other pages keep theirs (displays.js). The hall view lists every
+// board a bridge publishes a status for, with Identify and Flip.
+// GPL-3.0-or-later.
 'use strict';
 (async () => {
   const B = Boardcast;
@@ -79,14 +81,14 @@
   // Sends `request` ({board, command, …} as in docs/operator.md) to the
   // daemon, which signs it and waits for the bridge's reply; the reply is
   // shown: done, refused and why, or no answer.
-  async function command(request) {
+  async function command(request, to = bridge) {
     const li = document.createElement('li');
     li.textContent = `${request.board}: ${request.command} sent…`;
     li.dataset.status = 'sent';
     $('replies').prepend(li);
     let status, reason;
     try {
-      const response = await post('/api/command', { bridge, ...request });
+      const response = await post('/api/command', { bridge: to, ...request });
       if (response.status === 401) {
         sessionStorage.removeItem('boardcast-login');
         location.reload();
@@ -204,6 +206,100 @@
     filter();
   }
 
+
+  // The hall: one row per board whose status a bridge publishes (every
+  // bridge on the broker), with the last move from the live state. Keyed
+  // by bridge and board name: a status moves from the name's topic to the
+  // serial number's once the board tells it.
+  const statuses = new Map(); // `${bridge}\n${board}` -> {bridge, status}
+  const bridgesOnline = new Map(); // bridge id -> 'online' | 'offline'
+  const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '');
+  const byLabel = (a, b) => (a.status.label || a.status.board).localeCompare(b.status.label || b.status.board, undefined, { numeric: true })
+    || a.bridge.localeCompare(b.bridge);
+  const CLOCKS = { dgt3000: 'DGT 3000', attached: 'attached', none: 'none' };
+
+  // Why Identify cannot be done for this board, or '' when it can.
+  function identifyRefusal(s, gone) {
+    if (!who.may_change) return `a ${who.role} account may not send commands to a board`;
+    if (gone) return 'its bridge is offline';
+    if (s.connection !== 'connected') return 'the board is not connected';
+    if (s.clock !== 'dgt3000') {
+      return `no DGT 3000 clock known on this board (clock: ${s.clock || 'not reported'}); `
+        + 'only a DGT 3000 shows text, and it is recognised only with clock_display on';
+    }
+    return '';
+  }
+
+  function hall() {
+    const body = $('hall-boards').tBodies[0];
+    body.textContent = '';
+    const rows = [...statuses.values()].sort(byLabel);
+    $('hall-empty').hidden = rows.length > 0;
+    for (const { bridge: from, status: s } of rows) {
+      const gone = bridgesOnline.get(from) === 'offline';
+      const tr = document.createElement('tr');
+      tr.dataset.board = s.board;
+      tr.dataset.bridge = from;
+      tr.dataset.connection = s.connection;
+      tr.dataset.sync = s.sync;
+      tr.classList.toggle('gone', gone);
+      const state = states.get(s.board);
+      const last = state && state.last_move;
+      if (last && last.status === 'made') tr.classList.add('provisional');
+      const number = last ? `${Math.ceil(last.ply / 2)}${last.color === 'white' ? '.' : '…'} ${last.san}` : '–';
+      const connection = gone ? 'gone (bridge offline)' : s.connection;
+      const since = !gone && s.connected_since_ms ? `since ${when(s.connected_since_ms)}` : '';
+      const cells = [
+        ['label', 'Board', `<b>${B.esc(s.label || s.board)}</b> ${s.label && s.label !== s.board ? B.esc(s.board) : ''}${bridgesOnline.size > 1 ? ` <small>${B.esc(from)}</small>` : ''}`],
+        ['family', 'Family', B.esc(s.family || '?')],
+        ['serial', 'Serial', B.esc(s.serial || '–')],
+        ['port', 'Port', B.esc(s.port || 'found by serial')],
+        ['connection', 'Connection', `${B.esc(connection)}<span class="since">${B.esc(since)}</span>`],
+        ['sync', 'Sync', B.esc((s.sync || '').replace(/_/g, ' '))],
+        ['battery', 'Battery', s.battery_percent == null ? 'cable' : `${s.battery_percent} %`],
+        ['firmware', 'Firmware', B.esc(s.firmware || '–')],
+        ['clock', 'Clock', B.esc(CLOCKS[s.clock] || 'not reported')],
+        ['last', 'Last move', B.esc(number)],
+        ['actions', 'Actions', ''],
+      ];
+      for (const [name, label, html] of cells) {
+        const td = document.createElement('td');
+        td.className = name;
+        td.dataset.label = label;
+        td.innerHTML = html;
+        tr.appendChild(td);
+      }
+      const actions = tr.querySelector('.actions');
+      const identify = document.createElement('button');
+      identify.type = 'button';
+      identify.className = 'identify';
+      identify.textContent = 'Identify';
+      const refusal = identifyRefusal(s, gone);
+      identify.disabled = !!refusal;
+      identify.title = refusal || 'shows the board\'s label on its DGT 3000 clock for a moment';
+      // The label on the clock, which shows eight characters.
+      identify.addEventListener('click', () =>
+        command({ board: s.board, command: 'clock_text', text: (s.label || s.board).slice(0, 8) }, from));
+      const flip = document.createElement('button');
+      flip.type = 'button';
+      flip.className = 'flip';
+      flip.textContent = 'Flip';
+      flip.disabled = !who.may_change || gone || !!s.mirror_of;
+      flip.title = 'the board is turned round: read it the other way';
+      flip.addEventListener('click', () => {
+        if (confirm(`Board ${s.label || s.board} is turned round: read it the other way?`)) command({ board: s.board, command: 'flip' }, from);
+      });
+      actions.append(identify, flip);
+      if (refusal) {
+        const why = document.createElement('span');
+        why.className = 'why';
+        why.textContent = `Identify: ${refusal}`;
+        actions.appendChild(why);
+      }
+      body.appendChild(tr);
+    }
+  }
+
   $('commands').addEventListener('submit', (e) => {
     e.preventDefault();
     const f = e.target;
@@ -220,14 +316,21 @@
   });
 
   await B.connect(cfg, 'live',
-    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`],
+    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`,
+      `${root}/bridges/+/status`, `${root}/bridges/+/boards/+/status`],
     (t, m) => {
-      if (t.endsWith('/state')) {
+      if (t.startsWith(`${root}/bridges/`) && t.endsWith('/status')) {
+        const [from, ...rest] = t.slice(`${root}/bridges/`.length).split('/');
+        if (rest.length === 1) bridgesOnline.set(from, m.status);
+        else statuses.set(`${from}\n${m.board}`, { bridge: from, status: m });
+        hall();
+      } else if (t.endsWith('/state')) {
         if (!B.newer(m, states.get(m.board))) return;
         const known = states.has(m.board);
         states.set(m.board, m);
         if (!known) boards();
         lastMoves();
+        hall();
       } else if (t.endsWith('/notices')) {
         notice(m);
       } else if (t.endsWith('/alerts')) {

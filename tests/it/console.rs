@@ -7,6 +7,9 @@
 //! password refused on the page, an operator's result reaching the board's
 //! PGN file through the console (signed on the server), and a `live`
 //! account's change refused by the daemon, not only by a disabled button.
+//! The hall view (issue 28, item 2): the simulated board's row, Identify
+//! refused with its reason, the row at tablet and phone sizes, and an
+//! unplugged board shown disconnected.
 
 use std::{
     io::{Read, Write},
@@ -320,5 +323,78 @@ fn an_operator_sets_a_result_from_the_console_and_a_live_account_is_refused_by_t
     assert!(!hall.pgn("b1").contains("[Result \"0-1\"]"), "{}", hall.pgn("b1"));
     let _ = board.kill();
     let _ = board.wait();
+    stop(&mut daemon);
+}
+
+#[test]
+fn the_hall_view_lists_the_boards_and_shows_one_unplugged() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port) = hall_with_console("console-hall", "");
+    let Some(browser) = Browser::start(&hall.dir.join("chromium")) else { return };
+    let op = hall.account("op", "operator");
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(20)), "{}", hall.log());
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    game_started(&hall);
+    let site = format!("http://127.0.0.1:{port}");
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
+
+    assert_eq!(log_in_on_the_page(&browser, &site, "op", &op), " ");
+    // b1's row: what the board is, where it is read from, connected since
+    // when, and its last move from the live state.
+    let row = "const r = document.querySelector('#hall-boards tr[data-board=\"b1\"]'); \
+               const c = (n) => r.querySelector('.' + n).textContent;";
+    let cells = browser.wait_for(
+        Duration::from_secs(20),
+        &format!(
+            "{row} return r && r.dataset.connection == 'connected' && c('serial') != '–' && c('last') != '–' \
+             && [c('label'), c('family'), c('serial'), c('port'), c('connection'), c('sync'), c('battery'), c('clock')]"
+        ),
+    );
+    let link = hall.link("b1").display().to_string();
+    assert_eq!(cells[0], "b1 ", "{cells}");
+    assert_eq!(cells[1], "dgt", "{cells}");
+    assert_eq!(cells[3], link.as_str(), "{cells}");
+    assert!(cells[4].as_str().unwrap().starts_with("connectedsince "), "{cells}");
+    // Sync as the public sees it (public_delay_s late).
+    assert!(["in sync", "awaiting start"].contains(&cells[5].as_str().unwrap()), "{cells}");
+    assert_eq!(cells[6], "cable", "{cells}");
+    assert_eq!(cells[7], "attached", "a clock, its model not asked: {cells}");
+    // The simulated board's clock is no DGT 3000 known to the daemon (no
+    // clock_display): Identify is disabled and the row says why.
+    let identify = browser.run(&format!(
+        "{row} const b = r.querySelector('button.identify'); return [b.disabled, c('actions'), r.querySelector('button.flip').disabled]"
+    ));
+    assert_eq!(identify[0], true, "{identify}");
+    assert!(identify[1].as_str().unwrap().contains("no DGT 3000 clock known on this board"), "{identify}");
+    assert_eq!(identify[2], false, "an operator may flip: {identify}");
+    browser.viewport(1280, 800);
+    browser.screenshot(&shots.join("console-hall.png"));
+    // Tablet and phone: the row becomes a card, nothing wider than the
+    // screen.
+    for (width, height) in [(768, 1024), (390, 844)] {
+        browser.viewport(width, height);
+        let wide = browser.wait_for(
+            Duration::from_secs(5),
+            "return document.documentElement.scrollWidth <= window.innerWidth ? [window.innerWidth] : null",
+        );
+        assert_eq!(wide[0], width, "{wide}");
+        if width == 768 {
+            browser.screenshot(&shots.join("console-hall-tablet.png"));
+        }
+    }
+    browser.viewport(1280, 800);
+
+    // Unplugged: the row says disconnected, since the moment it was.
+    let _ = board.kill();
+    let _ = board.wait();
+    let gone = browser.wait_for(
+        Duration::from_secs(30),
+        &format!("{row} return r && r.dataset.connection == 'disconnected' && c('connection')"),
+    );
+    assert!(gone.as_str().unwrap().starts_with("disconnectedsince "), "{gone}\n{}", hall.log());
     stop(&mut daemon);
 }

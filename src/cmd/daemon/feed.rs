@@ -17,7 +17,7 @@ use tracing::{Instrument, error, info, warn};
 
 use boardcast::{
     accounts::Account,
-    config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, Mqtt, Pairing, Scheme},
+    config::{BrokerChoice, BrokerUrl, Embedded, EmbeddedKind, FindBoard, Mqtt, Pairing, Scheme},
     shell::console::Commander,
     shell::driver::Forward,
     shell::mqtt::{
@@ -81,6 +81,11 @@ impl BoardFeeds {
         let board = start.board;
         let mut feed =
             BoardFeed::new(self.settings.clone(), &board.name, board.path.clone(), start.epoch_ms, start.session_id);
+        let port = match &board.find {
+            FindBoard::Port(path) => Some(path.display().to_string()),
+            FindBoard::Serial(_) => None,
+        };
+        feed.describe(board.protocol.name(), port.as_deref());
         if let Some(Pairing::MirrorOf { game }) = &board.pair {
             feed.mirror_of(game);
         }

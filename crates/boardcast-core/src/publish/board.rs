@@ -65,6 +65,27 @@ impl Connection {
     }
 }
 
+/// What the board said of its clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClockKind {
+    /// No clock on the board's cable.
+    Absent,
+    /// A clock, of another or an unknown model.
+    Attached,
+    /// A DGT 3000, which can show text (`clock-text`).
+    Dgt3000,
+}
+
+impl ClockKind {
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Absent => "none",
+            Self::Attached => "attached",
+            Self::Dgt3000 => "dgt3000",
+        }
+    }
+}
+
 /// One board's publications.
 #[derive(Debug)]
 pub struct BoardFeed {
@@ -83,6 +104,13 @@ pub struct BoardFeed {
     serial: Option<String>,
     firmware: Option<String>,
     battery: Option<u8>,
+    /// The board's family and configured device (see [`BoardFeed::describe`]).
+    family: Option<String>,
+    port: Option<String>,
+    /// When the current connection state began (`None` while unknown).
+    connection_t: Option<Timestamp>,
+    /// What the board said of its clock.
+    clock_kind: Option<ClockKind>,
     /// When the board's connection, serial number, firmware or battery
     /// last changed, and when its `sync` did: the board status topic tells
     /// them apart, since only the second is the game's (the hub delays it).
@@ -120,6 +148,10 @@ impl BoardFeed {
             serial: None,
             firmware: None,
             battery: None,
+            family: None,
+            port: None,
+            connection_t: None,
+            clock_kind: None,
             status_t: Timestamp::ZERO,
             sync_t: Timestamp::ZERO,
             status_under_name: false,
@@ -130,6 +162,14 @@ impl BoardFeed {
             mirror_of: None,
             out: VecDeque::new(),
         }
+    }
+
+    /// Says what the board is for its status (the console's hall view):
+    /// its family and, when the configuration names one, its device.
+    pub fn describe(&mut self, family: &str, port: Option<&str>) {
+        self.family = Some(family.to_owned());
+        self.port = port.map(str::to_owned);
+        self.board_status_dirty = true;
     }
 
     /// Makes this the feed of a board mirroring `game_board`'s game: no
@@ -218,6 +258,7 @@ impl BoardFeed {
             }
             EventKind::Clock(clock) => {
                 self.clock = Some((*clock, event.t));
+                self.clock_seen(ClockKind::Attached, event.t);
                 let payload = ClockPayload {
                     envelope: self.envelope(event.t),
                     game: event.game,
@@ -251,10 +292,39 @@ impl BoardFeed {
         self.board_status_dirty = true;
     }
 
+    /// The board told `kind` of its clock at `t`: a reading says a clock
+    /// is there, but not which model, so it does not undo `dgt3000`.
+    fn clock_seen(&mut self, kind: ClockKind, t: Timestamp) {
+        let kind = match (self.clock_kind, kind) {
+            (Some(ClockKind::Dgt3000), ClockKind::Attached) => ClockKind::Dgt3000,
+            (_, kind) => kind,
+        };
+        if self.clock_kind != Some(kind) {
+            self.clock_kind = Some(kind);
+            self.status_t = t;
+            self.board_status_dirty = true;
+        }
+    }
+
+    /// The connection is now `connection`, since `t` if it changed.
+    fn set_connection(&mut self, connection: Connection, t: Timestamp) {
+        if self.connection != connection {
+            self.connection = connection;
+            self.connection_t = Some(t);
+        }
+    }
+
     fn handle_notice(&mut self, notice: &NoticeKind, t: Timestamp) {
         match notice {
-            NoticeKind::Connected => self.connection = Connection::Connected,
-            NoticeKind::Disconnected => self.connection = Connection::Disconnected,
+            NoticeKind::Connected => self.set_connection(Connection::Connected, t),
+            NoticeKind::Disconnected => self.set_connection(Connection::Disconnected, t),
+            // ack1 0x09 answers the version request; ack2's high nibble is
+            // the major version, 2 for a DGT 3000 (as protocol/dgt/display.rs).
+            NoticeKind::Board(BoardInfo::ClockAck([0x10, 0x09, version, _])) => {
+                let kind = if version >> 4 == 2 { ClockKind::Dgt3000 } else { ClockKind::Attached };
+                return self.clock_seen(kind, t);
+            }
+            NoticeKind::Board(BoardInfo::ClockAbsent) => return self.clock_seen(ClockKind::Absent, t),
             NoticeKind::Board(BoardInfo::Serial(serial)) => {
                 if self.serial.as_ref() == Some(serial) {
                     return;
@@ -324,6 +394,11 @@ impl BoardFeed {
                 firmware: self.firmware.as_deref(),
                 battery_percent: self.battery,
                 mirror_of: self.mirror_of.as_deref(),
+                label: &self.path.board,
+                family: self.family.as_deref(),
+                port: self.port.as_deref(),
+                connected_since_ms: self.connection_t.map(|t| self.wall_ms(t)),
+                clock: self.clock_kind.map(ClockKind::name),
             });
             let topic = self.settings.topics.board_status(&key);
             self.out.push_back(Item::BoardStatus {
@@ -583,4 +658,62 @@ fn ply_info(game: &GameRecord, ply: usize) -> Option<MoveInfo> {
 
 fn fen(position: &Chess) -> String {
     Fen::from_position(position, EnPassantMode::Legal).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        protocol::Protocol,
+        reconstruct::{GameSetup, ReconstructorConfig},
+        session::{BoardSession, Notice},
+    };
+
+    /// The board status of a feed that was told `notices` (milliseconds,
+    /// kind), after a flush.
+    fn status_after(notices: &[(u64, NoticeKind)]) -> Value {
+        let session = BoardSession::new(Protocol::DGT, ReconstructorConfig::default(), GameSetup::default());
+        let settings =
+            FeedSettings { topics: Topics::new("boardcast", "hall"), boot: "b00t".into(), languages: vec![] };
+        let mut feed = BoardFeed::new(settings, "board-3", BoardPath::new("Open", "1", "3"), 1_000_000, "board-3");
+        feed.describe("dgt", Some("/dev/ttyACM0"));
+        for (ms, kind) in notices {
+            let notice = Notice { t: Timestamp::from_millis(*ms), kind: kind.clone() };
+            feed.handle_output(&Output::Notice(notice), session.games());
+        }
+        feed.flush(session.games());
+        let mut last = None;
+        while let Some(item) = feed.poll_item() {
+            if let Item::BoardStatus { publication, .. } = item {
+                last = publication.payload;
+            }
+        }
+        last.expect("a board status")
+    }
+
+    #[test]
+    fn a_board_status_says_what_the_board_is_and_since_when_it_is_connected() {
+        let status = status_after(&[
+            (2_000, NoticeKind::Connected),
+            (3_000, NoticeKind::Connected),
+            (4_000, NoticeKind::Board(BoardInfo::ClockAck([0x10, 0x09, 0x21, 0]))),
+        ]);
+        assert_eq!(status["label"], "3");
+        assert_eq!(status["family"], "dgt");
+        assert_eq!(status["port"], "/dev/ttyACM0");
+        // Connected at 2 s: a second word of the same does not move it.
+        assert_eq!(status["connected_since_ms"], 1_002_000);
+        assert_eq!(status["clock"], "dgt3000");
+
+        let gone = status_after(&[(2_000, NoticeKind::Connected), (9_000, NoticeKind::Disconnected)]);
+        assert_eq!(gone["connection"], "disconnected");
+        assert_eq!(gone["connected_since_ms"], 1_009_000);
+        assert_eq!(gone["clock"], Value::Null, "the board said nothing of a clock");
+
+        let none = status_after(&[(2_000, NoticeKind::Board(BoardInfo::ClockAbsent))]);
+        assert_eq!(none["clock"], "none");
+        assert_eq!(none["connected_since_ms"], Value::Null, "the connection is unknown");
+        let xl = status_after(&[(2_000, NoticeKind::Board(BoardInfo::ClockAck([0x10, 0x09, 0x11, 0])))]);
+        assert_eq!(xl["clock"], "attached");
+    }
 }

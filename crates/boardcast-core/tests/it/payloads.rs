@@ -214,10 +214,27 @@ fn board_payloads_publish_the_documented_keys_in_order() {
         firmware: None,
         battery_percent: Some(80),
         mirror_of: None,
+        label: "3",
+        family: Some("dgt"),
+        port: Some("/dev/ttyACM0"),
+        connected_since_ms: Some(1_795_259_600_000),
+        clock: Some("dgt3000"),
     };
     assert_eq!(
         keys(&status, &[MQTT]),
-        with_envelope(&["serial", "connection", "sync", "firmware", "battery_percent", "mirror_of"])
+        with_envelope(&[
+            "serial",
+            "connection",
+            "sync",
+            "firmware",
+            "battery_percent",
+            "mirror_of",
+            "label",
+            "family",
+            "port",
+            "connected_since_ms",
+            "clock"
+        ])
     );
 }
 

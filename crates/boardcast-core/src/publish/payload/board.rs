@@ -220,4 +220,18 @@ pub struct BoardStatusPayload<'a> {
     /// The game board's name for a visually impaired player's board that
     /// mirrors its game, else `null`.
     pub mirror_of: Option<&'a str>,
+    /// The board's label in topics and PGN file names (its board number).
+    pub label: &'a str,
+    /// The board's family (`dgt`, `millennium`, `certabo`, …), once the
+    /// daemon was told it, else `null`.
+    pub family: Option<&'a str>,
+    /// The device the board is read from when the configuration names it,
+    /// else `null` (a board found by its serial number).
+    pub port: Option<&'a str>,
+    /// When the current `connection` began (wall-clock milliseconds), or
+    /// `null` while it is `unknown`.
+    pub connected_since_ms: Option<i64>,
+    /// The clock the board reports: `dgt3000`, `attached` (a clock of
+    /// another or unknown model), `none`, or `null` before it said.
+    pub clock: Option<&'static str>,
 }

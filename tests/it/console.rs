@@ -389,8 +389,7 @@ fn the_hall_view_lists_the_boards_and_shows_one_unplugged() {
     browser.viewport(1280, 800);
 
     // Unplugged: the row says disconnected, since the moment it was.
-    let _ = board.kill();
-    let _ = board.wait();
+    hall.unplug(&mut board, "b1");
     let gone = browser.wait_for(
         Duration::from_secs(30),
         &format!("{row} return r && r.dataset.connection == 'disconnected' && c('connection')"),

@@ -384,8 +384,7 @@ fn player_cards_from_pairings_move_times_the_engine_s_evaluation_and_the_tv_wall
         "board b1 played twelve plies: {}",
         hall.log()
     );
-    let _ = board.kill();
-    let _ = board.wait();
+    hall.unplug(&mut board, "b1");
     std::thread::sleep(Duration::from_millis(1500));
     let received = subscriber.received();
     let state = states(&received).last().cloned().unwrap();
@@ -1012,8 +1011,7 @@ fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_the
         "the daemon published two alerts and a notice: {}",
         hall.log()
     );
-    let _ = board.kill();
-    let _ = board.wait();
+    hall.unplug(&mut board, "b1");
     let received = subscriber.received();
     let published: Vec<&Value> = received
         .iter()

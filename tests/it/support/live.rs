@@ -170,6 +170,17 @@ impl Hall {
         child
     }
 
+    /// Unplugs a simulated board: kills it and takes its link away. A daemon
+    /// left running tries its port again every 2 s, and the kernel gives a
+    /// closed pseudo-terminal's number to the next one opened: through the
+    /// link, the daemon would take over another test's board (seen: a demo's
+    /// board held 4 s and its game started under the demo's daemon).
+    pub fn unplug(&self, board: &mut Child, name: &str) {
+        let _ = board.kill();
+        let _ = board.wait();
+        let _ = fs::remove_file(self.link(name));
+    }
+
     /// Starts the daemon (again: the log of every run goes to `run.log`).
     pub fn run(&self, config: &Path) -> Child {
         self.run_in(config, &[])

@@ -176,7 +176,7 @@
     li.dataset.kind = m.kind;
     li.dataset.severity = m.severity || '';
     const when = new Date(m.ts_ms).toLocaleTimeString();
-    li.innerHTML = `<div class="board"></div><div><b>${B.esc(m.board)}</b> · ${B.esc(when)} · game ${m.game}, ply ${B.esc(m.ply ?? '')}
+    li.innerHTML = `<div class="board"></div><div><b>${B.esc(m.board)}</b> · ${B.esc(when)} · game ${B.esc(m.game)}, ply ${B.esc(m.ply ?? '')}
       <div class="kind">${B.esc(m.kind)}${m.article ? ` (article ${B.esc(m.article)})` : ''}</div>
       <p class="message">${B.esc(m.message)}</p>
       <div class="squares">${B.esc((m.squares || []).join(' '))}</div>
@@ -256,7 +256,7 @@
         ['port', 'Port', B.esc(s.port || 'found by serial')],
         ['connection', 'Connection', `${B.esc(connection)}<span class="since">${B.esc(since)}</span>`],
         ['sync', 'Sync', B.esc((s.sync || '').replace(/_/g, ' '))],
-        ['battery', 'Battery', s.battery_percent == null ? 'cable' : `${s.battery_percent} %`],
+        ['battery', 'Battery', s.battery_percent == null ? 'cable' : `${B.esc(s.battery_percent)} %`],
         ['firmware', 'Firmware', B.esc(s.firmware || '–')],
         ['clock', 'Clock', B.esc(CLOCKS[s.clock] || 'not reported')],
         ['last', 'Last move', B.esc(number)],

@@ -378,7 +378,7 @@ fn pgn(method: &Method, rest: &str, if_none_match: Option<&str>, shelf: &Shelf) 
 
 /// `%XX` escapes decoded; `None` when one is malformed or the result is not
 /// UTF-8.
-fn percent_decoded(text: &str) -> Option<String> {
+pub(crate) fn percent_decoded(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -63,6 +63,7 @@ pub mod capture;
 pub mod deliver;
 pub mod event;
 pub mod game;
+pub mod legal;
 pub mod lichess;
 pub mod livechess;
 pub mod logins;

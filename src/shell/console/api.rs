@@ -1,6 +1,7 @@
 //! The console's HTTP API under `/api/`: `POST /api/login` (JSON
 //! `{account, password}`), `POST /api/logout`, `GET /api/session`, and
-//! `POST /api/command` (a command request of docs/operator.md without
+//! `GET /api/legal?fen=…` (a position's legal moves, [`super::legal`]),
+//! and `POST /api/command` (a command request of docs/operator.md without
 //! `id`, `ts_ms` and the MAC, with an optional `bridge`). Every POST must
 //! carry the page's own `Origin` (a page of another site cannot make a
 //! logged-in browser change a game); answers are JSON, never cached.
@@ -47,6 +48,7 @@ where
     let method = request.method().clone();
     match (method, path.as_str()) {
         (Method::GET, "/api/session") => session(&request, console),
+        (Method::GET, "/api/legal") => legal(&request, console),
         (Method::POST, "/api/login" | "/api/logout" | "/api/command") => {
             if !same_origin(&request) {
                 return text(
@@ -60,12 +62,13 @@ where
                 _ => command(request, peer, console).await,
             }
         }
-        (_, "/api/session" | "/api/login" | "/api/logout" | "/api/command") => {
-            text(StatusCode::METHOD_NOT_ALLOWED, "GET /api/session; POST /api/login, /api/logout, /api/command")
-        }
+        (_, "/api/session" | "/api/legal" | "/api/login" | "/api/logout" | "/api/command") => text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "GET /api/session, /api/legal; POST /api/login, /api/logout, /api/command",
+        ),
         _ => text(
             StatusCode::NOT_FOUND,
-            "no such API: /api/login, /api/logout, /api/session, /api/command (docs/operator.md)",
+            "no such API: /api/login, /api/logout, /api/session, /api/legal, /api/command (docs/operator.md)",
         ),
     }
 }
@@ -102,6 +105,16 @@ fn session<B>(request: &Request<B>, console: &Console) -> Response<Full<Bytes>> 
         return not_logged_in();
     };
     answer(StatusCode::OK, &who_json(console, &who))
+}
+
+/// The legal moves of a position (`super::legal`), for a logged-in page.
+fn legal<B>(request: &Request<B>, console: &Console) -> Response<Full<Bytes>> {
+    let Some(token) = token(request) else { return not_logged_in() };
+    if console.sessions.lock().expect("not poisoned").check(Instant::now(), &token).is_none() {
+        return not_logged_in();
+    }
+    let (status, body) = super::legal::answer(request.uri().query());
+    answer(status, &body)
 }
 
 fn who_json(console: &Console, who: &super::session::Who) -> Value {
@@ -251,6 +264,13 @@ where
         Ok(command) => command,
         Err(e) => return answer(StatusCode::BAD_REQUEST, &json!({"status": "refused", "reason": e.to_string()})),
     };
+    // A FEN no game can go on from is refused here, in the same words the
+    // bridge would use, before anything is signed or sent.
+    if let Command::SetPosition { fen } = &command
+        && let Err(e) = boardcast_core::legal::position(fen, false)
+    {
+        return answer(StatusCode::BAD_REQUEST, &json!({"status": "refused", "reason": e.to_string()}));
+    }
     let Some(commander) = &console.commander else {
         return text(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -2,7 +2,8 @@
 //! (`boardcast accounts`), sessions as cookies ([`session`]), and operator
 //! commands signed here, with the operator key that never reaches the
 //! browser, and sent to a bridge as `boardcast ctl` sends them
-//! ([`api`], through `shell::mqtt::ask`). `operator` accounts change
+//! ([`api`], through `shell::mqtt::ask`); the legal moves its board
+//! offers come from the core ([`legal`]). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
 //! `[http] live_may_change` allows; `public` accounts get no console.
 //! Failed log-ins are slowed per address and per account by the core's
@@ -10,6 +11,7 @@
 //! log.
 
 pub mod api;
+pub mod legal;
 pub mod session;
 
 use std::{

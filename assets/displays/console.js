@@ -80,7 +80,8 @@
 
   // Sends `request` ({board, command, …} as in docs/operator.md) to the
   // daemon, which signs it and waits for the bridge's reply; the reply is
-  // shown: done, refused and why, or no answer.
+  // shown, and returned ({status, reason}): done, refused and why, or no
+  // answer.
   async function command(request, to = bridge) {
     const li = document.createElement('li');
     li.textContent = `${request.board}: ${request.command} sent…`;
@@ -104,7 +105,12 @@
     li.classList.toggle('refused', status !== 'done');
     const said = { done: '', refused: 'refused: ', no_answer: 'no answer: ' }[status] ?? '';
     li.textContent = `${request.board}: ${request.command}: ${said}${reason || status}`;
+    return { status, reason };
   }
+  // The game and alert views (console-game.js, console-alerts.js) send
+  // through the same function and hear the feed through 'boardcast:message'.
+  window.BoardcastConsole = { who, bridge, command };
+  window.dispatchEvent(new Event('boardcast:console'));
 
   function boards() {
     const names = [...new Set([...states.keys()])].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
@@ -316,9 +322,12 @@
   });
 
   await B.connect(cfg, 'live',
-    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`,
+    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/live/+/+/+/pgn`, `${root}/live/+/+/+/clock`,
+      `${root}/bridges/${bridge}/notices`,
       `${root}/bridges/+/status`, `${root}/bridges/+/boards/+/status`],
     (t, m) => {
+      // After this handler has drawn what it draws.
+      setTimeout(() => window.dispatchEvent(new CustomEvent('boardcast:message', { detail: { topic: t, message: m } })));
       if (t.startsWith(`${root}/bridges/`) && t.endsWith('/status')) {
         const [from, ...rest] = t.slice(`${root}/bridges/`.length).split('/');
         if (rest.length === 1) bridgesOnline.set(from, m.status);

@@ -185,6 +185,22 @@ impl Browser {
         );
     }
 
+    /// Drags with the mouse from one point of the viewport to another (CSS
+    /// pixels), as a hand does: WebDriver's input actions, which the page
+    /// sees as trusted events (chessground ignores synthetic ones).
+    pub(crate) fn drag(&self, from: (i64, i64), to: (i64, i64)) {
+        let moves = json!([
+            {"type": "pointerMove", "duration": 0, "x": from.0, "y": from.1, "origin": "viewport"},
+            {"type": "pointerDown", "button": 0},
+            {"type": "pointerMove", "duration": 150, "x": (from.0 + to.0) / 2, "y": (from.1 + to.1) / 2, "origin": "viewport"},
+            {"type": "pointerMove", "duration": 150, "x": to.0, "y": to.1, "origin": "viewport"},
+            {"type": "pointerUp", "button": 0}
+        ]);
+        let actions = json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": moves}]});
+        self.call("POST", &format!("/session/{}/actions", self.session), &actions);
+        self.call("DELETE", &format!("/session/{}/actions", self.session), &json!({}));
+    }
+
     pub(crate) fn screenshot(&self, file: &Path) {
         let png = self.call("GET", &format!("/session/{}/screenshot", self.session), &json!({}));
         let bytes = base64(png.as_str().unwrap());
@@ -1081,7 +1097,37 @@ fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_the
             .map(|o| &o["square"])
             .collect();
         assert!(squares.contains(&&marked), "a square of the evidence is marked: {marked} in {squares:?}");
+        // Stepped through on the evidence board (console-alerts.js): the
+        // first observation, then the last, each with its square marked.
+        let records: Vec<&Value> = published[published.len() - 1 - index]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["square"].is_string() && o.get("piece").is_some())
+            .collect();
+        // Chessground draws at the next animation frame: wait for the mark.
+        let step = |button: &str| {
+            browser.run(&format!("document.getElementById('evidence').querySelector('{button}').click()"));
+            browser.wait_for(
+                Duration::from_secs(5),
+                "const e = document.getElementById('evidence'); \
+                 return document.querySelector('#evidence-board square.last-move') \
+                   && [e.dataset.step, e.querySelector('.what').textContent, true]",
+            )
+        };
+        browser.run(&format!("document.querySelectorAll('.alert')[{index}].querySelector('.step-evidence').click()"));
+        let first = step(".next");
+        assert_eq!(first[0], "1", "{first}");
+        assert!(first[1].as_str().unwrap().contains(records[0]["square"].as_str().unwrap()), "{first} {records:?}");
+        assert_eq!(first[2], true, "{first}");
+        for _ in 1..records.len() {
+            step(".next");
+        }
+        let last = step(".next");
+        assert_eq!(last[0], records.len().to_string(), "no step beyond the last: {last}");
+        assert!(last[1].as_str().unwrap().contains(records[records.len() - 1]["square"].as_str().unwrap()), "{last}");
     }
+    browser.run("document.getElementById('alert-tools').scrollIntoView()");
     browser.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays/console-alerts.png"));
     stop(&mut daemon);
     drop(browser);

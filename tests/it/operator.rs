@@ -16,9 +16,10 @@ use shakmaty::{Move, Position};
 const GAMES: &str = "livechess-vestland-round1.pgn";
 
 /// A game's first ten plies on the board, the tenth a quiet move; then the
-/// player puts that move back, as when the arbiter annuls it. Returns the
-/// capture and the SAN of the ten plies.
-fn ten_plies_then_one_taken_back(hall: &Hall) -> (std::path::PathBuf, Vec<String>) {
+/// player puts that move back, as when the arbiter annuls it, and the board
+/// stays as it is for `hold` (capture time). Returns the capture and the
+/// SAN of the ten plies.
+pub(crate) fn ten_plies_then_one_taken_back(hall: &Hall, hold: Duration) -> (std::path::PathBuf, Vec<String>) {
     let text = std::fs::read_to_string(format!("{}/tests/fixtures/games/{GAMES}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let games = read_games(&text).unwrap();
     let (index, mut game) = games
@@ -41,7 +42,7 @@ fn ten_plies_then_one_taken_back(hall: &Hall) -> (std::path::PathBuf, Vec<String
     let end = events.last().unwrap().0;
     events.push((end + Duration::from_secs(3), SensorEvent::Square { square: to, cell: Cell::Empty }));
     events.push((end + Duration::from_millis(3300), SensorEvent::Square { square: from, cell: piece }));
-    events.push((end + Duration::from_secs(60), SensorEvent::Square { square: from, cell: piece }));
+    events.push((end + hold, SensorEvent::Square { square: from, cell: piece }));
     let capture = hall.write_capture("b1", &header(&game, boardcast_core::protocol::Protocol::EVENTS, "b1"), &events);
     (capture, san)
 }
@@ -69,7 +70,7 @@ fn every_operator_command_shows_in_the_pgn_and_the_feed_and_survives_a_restart()
     let operator = hall.account("op", "operator");
     std::fs::write(hall.dir.join("op.password"), format!("{operator}\n")).unwrap();
     let arbiter = hall.account("arbiter", "live");
-    let (capture, san) = ten_plies_then_one_taken_back(&hall);
+    let (capture, san) = ten_plies_then_one_taken_back(&hall, Duration::from_secs(60));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mut daemon = hall.run(&config);
     assert!(wait_listening(port, Duration::from_secs(10)));

@@ -137,8 +137,9 @@ async function dropped(from, to) {
   }
   const san = legal.san[key];
   if (!san) return render();
-  const ply = state.ply + 1;
-  const number = `${Math.ceil(ply / 2)}${state.fen.split(' ')[1] === 'w' ? '.' : '…'}`;
+  // Numbered as the position says (a set position need not start at 1).
+  const [, turn, , , , fullmove] = state.fen.split(' ');
+  const number = `${fullmove || Math.ceil((state.ply + 1) / 2)}${turn === 'b' ? '…' : '.'}`;
   await change(`Enter ${number} ${san} on board ${board} (played, though the board could not show it)?`,
     { command: 'moves', san: [san] });
 }

@@ -7,8 +7,9 @@
 //! board's game from the hall, takes the move back with a confirmation,
 //! acknowledges the alert, enters the move again by dragging it on the
 //! board (legal squares from the daemon's `/api/legal`), sets a result,
-//! and has a bad FEN refused; each change is checked in the PGN file and on
-//! the feed. Screenshots at desktop, tablet and phone sizes.
+//! has a bad FEN refused, sets a position, drags a promotion (choosing its
+//! piece) and corrects its piece with Promote; each change is checked in
+//! the PGN file or on the feed. Screenshots at desktop, tablet and phone sizes.
 
 use std::{
     path::Path,
@@ -275,6 +276,44 @@ fn an_operator_corrects_a_game_by_clicking_and_deals_with_its_alert_in_the_brows
            [s, document.getElementById('game').dataset.movable]",
     );
     assert_eq!(over[1], "no", "nothing to drag once the game is over: {over}");
+
+    // A set position with a pawn about to promote (confirmed, done), its
+    // promotion dragged: the page asks for the piece; then the piece
+    // corrected with Promote, as for an occupancy-only board's promotion.
+    let fen = "4k3/1P6/8/8/8/8/8/4K3 w - - 0 40";
+    browser.run(&format!(
+        "document.getElementById('game-fen').value = {}; document.getElementById('game-set-position').click()",
+        json!(fen)
+    ));
+    assert!(question(&browser).contains(fen));
+    let answer = confirm_and_answer(&browser);
+    assert_eq!(answer[0], "done", "{answer}\n{}", hall.log());
+    assert!(feed.wait_for(Duration::from_secs(10), |r| state(r)["fen"] == fen), "{:?}", state(&feed.received()));
+    browser.wait_for(
+        Duration::from_secs(10),
+        "return document.getElementById('game').dataset.movable == 'yes' && document.getElementById('game-promote').disabled \
+           && document.querySelector('#game-board cg-board piece.pawn.white') != null"
+    );
+    let points = browser.run(
+        "document.getElementById('game-board').scrollIntoView(); const r = document.querySelector('#game-board cg-board').getBoundingClientRect(); \
+         const s = r.width / 8; return [[r.left + 1.5 * s, r.top + 1.5 * s], [r.left + 1.5 * s, r.top + 0.5 * s]].map(p => p.map(Math.round))",
+    );
+    let point = |i: usize| (points[i][0].as_i64().unwrap(), points[i][1].as_i64().unwrap());
+    browser.drag(point(0), point(1));
+    browser.wait_for(Duration::from_secs(5), "return !document.getElementById('game-promotion').hidden");
+    browser.run("document.querySelector('#game-promotion button[data-piece=\"n\"]').click()");
+    let asked = question(&browser);
+    assert!(asked.contains("40. b8=N on board b1"), "{asked}");
+    let answer = confirm_and_answer(&browser);
+    assert_eq!(answer[0], "done", "{answer}\n{}", hall.log());
+    pgn_until(&hall, "has the promotion to a knight", |pgn| pgn.contains("b8=N"));
+    browser.wait_for(Duration::from_secs(10), "return !document.getElementById('game-promote').disabled");
+    browser
+        .run("document.getElementById('game-piece').value = 'rook'; document.getElementById('game-promote').click()");
+    assert!(question(&browser).contains("made a rook"));
+    let answer = confirm_and_answer(&browser);
+    assert_eq!(answer[0], "done", "{answer}\n{}", hall.log());
+    pgn_until(&hall, "has the promotion corrected to a rook", |pgn| pgn.contains("b8=R") && !pgn.contains("b8=N"));
 
     // Tablet and phone: the game and the alerts, nothing wider than the
     // screen.

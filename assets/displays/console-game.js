@@ -65,13 +65,15 @@ function render() {
   const moves = $('game-moves');
   moves.textContent = '';
   const pgn = pgns.get(board);
-  const list = state && pgn?.key === `${state.session}|${state.game}` ? pgn.list.slice(0, state.ply) : [];
+  const current = state && pgn?.key === `${state.session}|${state.game}` ? pgn : null;
+  const list = current ? current.list.slice(0, state.ply) : [];
   if (last && last.ply === state.ply) list[state.ply - 1] = last.san;
   for (let i = 0; i < (state?.ply ?? 0); i++) {
     const li = document.createElement('li');
     li.dataset.ply = i + 1;
     if (i + 1 > state.completed_plies) li.classList.add('provisional');
-    li.textContent = `${i % 2 === 0 ? `${i / 2 + 1}. ` : ''}${list[i] || '…'}`;
+    const [number, white] = moveNumber(current?.start, i + 1);
+    li.textContent = `${white ? `${number}. ` : i === 0 ? `${number}… ` : ''}${list[i] || '…'}`;
     moves.appendChild(li);
   }
   moves.scrollTop = moves.scrollHeight;
@@ -88,6 +90,15 @@ function render() {
   $('game-promote').disabled = !mayChange() || !list.some((san) => san && san.includes('='));
   $('game-promote').title = $('game-promote').disabled ? 'the game has no promotion' : 'the last promotion made this piece, not a queen';
   if (state?.fen && legal?.fen !== state.fen && mayChange() && inProgress(state)) loadLegal(state.fen);
+}
+
+// The move number of the game's `ply` (from 1), and whether White made
+// it: counted from the game's starting FEN (a set position's PGN `FEN`
+// tag), which need not be move 1 with White to move.
+function moveNumber(start, ply) {
+  const [, turn, , , , fullmove] = (start || '').split(' ');
+  const half = ply - 1 + (turn === 'b' ? 1 : 0);
+  return [(Number(fullmove) || 1) + Math.floor(half / 2), half % 2 === 0];
 }
 
 // What chessground may let the operator drag: the legal moves of the
@@ -203,7 +214,7 @@ for (const button of document.querySelectorAll('#game-actions .result')) {
 }
 $('game-take-back').addEventListener('click', () => {
   const last = states.get(board)?.last_move;
-  const what = last ? `${Math.ceil(last.ply / 2)}${last.color === 'white' ? '.' : '…'} ${last.san}` : 'the last move';
+  const what = last ? `${moveNumber(pgns.get(board)?.start, last.ply)[0]}${last.color === 'white' ? '.' : '…'} ${last.san}` : 'the last move';
   change(`Take back ${what} on board ${board}? Put the position back on the board as well.`, { command: 'take_back' });
 });
 $('game-new').addEventListener('click', () =>
@@ -248,7 +259,8 @@ window.addEventListener('boardcast:message', ({ detail: { topic, message: m } })
     if (!m.clock || (clock && m.boot === clock.boot && m.clock.read_at_ms < clock.read_at_ms)) return;
     clocks.set(m.board, { ...m.clock, boot: m.boot });
   } else if (topic.endsWith('/pgn')) {
-    pgns.set(m.board, { key: `${m.session}|${m.game}`, list: B.pgnMoves(m.pgn), chess960: /\[Variant "Chess960"\]/i.test(m.pgn || '') });
+    const start = /^\[FEN "([^"]*)"\]/m.exec(m.pgn || '')?.[1];
+    pgns.set(m.board, { key: `${m.session}|${m.game}`, list: B.pgnMoves(m.pgn), start, chess960: /\[Variant "Chess960"\]/i.test(m.pgn || '') });
   } else return;
   if (m.board === board) render();
 });

@@ -314,6 +314,12 @@ fn an_operator_corrects_a_game_by_clicking_and_deals_with_its_alert_in_the_brows
     let answer = confirm_and_answer(&browser);
     assert_eq!(answer[0], "done", "{answer}\n{}", hall.log());
     pgn_until(&hall, "has the promotion corrected to a rook", |pgn| pgn.contains("b8=R") && !pgn.contains("b8=N"));
+    // Numbered from the set position's move 40.
+    let shown = browser.wait_for(
+        Duration::from_secs(10),
+        "const m = document.querySelectorAll('#game-moves li'); return m.length == 1 && m[0].textContent.includes('=R') && m[0].textContent",
+    );
+    assert_eq!(shown, "40. b8=R+");
 
     // Tablet and phone: the game and the alerts, nothing wider than the
     // screen.

@@ -97,6 +97,7 @@ fn an_operator_corrects_a_game_by_clicking_and_deals_with_its_alert_in_the_brows
     let (hall, mqtt, http) = hall_with_console("console-game");
     let Some(browser) = Browser::start(&hall.dir.join("chromium")) else { return };
     let op = hall.account("op", "operator");
+    let arbiter = hall.account("arbiter", "live");
     // The board keeps standing as the player left it for two minutes.
     let (capture, san) = ten_plies_then_one_taken_back(&hall, Duration::from_secs(1200));
     let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
@@ -337,6 +338,29 @@ fn an_operator_corrects_a_game_by_clicking_and_deals_with_its_alert_in_the_brows
     browser.run("location.reload()");
     browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
     assert_eq!(browser.run("return document.getElementById('alert-mute').checked"), true);
+
+    // An arbiter (a live account) sees the game but changes nothing from
+    // it: no button, nothing to drag, and the view says why.
+    browser.run("document.getElementById('logout').click()");
+    console_logged_in(&browser, &site, "arbiter", &arbiter);
+    browser.open(&format!("{site}/console.html"));
+    browser.wait_for(
+        Duration::from_secs(20),
+        "return document.querySelector('#hall-boards tr[data-board=\"b1\"] td.label')",
+    );
+    browser.run("document.querySelector('#hall-boards tr[data-board=\"b1\"] td.label').click()");
+    let arbiter_view = browser.wait_for(
+        Duration::from_secs(20),
+        "const g = document.getElementById('game'); return !g.hidden && document.querySelectorAll('#game-moves li').length > 0 \
+           && [[...document.querySelectorAll('#game-actions button')].every(b => b.disabled), g.dataset.movable, \
+               document.getElementById('game-hint').textContent]",
+    );
+    assert_eq!(arbiter_view[0], true, "{arbiter_view}");
+    assert_eq!(arbiter_view[1], "no", "{arbiter_view}");
+    assert!(
+        arbiter_view[2].as_str().unwrap().contains("live account sees the game but may not change it"),
+        "{arbiter_view}"
+    );
     hall.unplug(&mut board, "b1");
     stop(&mut daemon);
 }

@@ -24,6 +24,19 @@ let legal = null; // {fen, san: {uci: san}} of the position shown
 const cg = Chessground($('game-board'), { ...B.boardView(null), viewOnly: false, movable: { free: false, color: undefined } });
 window.addEventListener('resize', () => cg.redrawAll());
 
+// The shown board's PGN and clock, subscribed to while it is shown (its
+// topics from its state's: the round in them changes with the round).
+const prefixes = new Map(); // board -> `<root>/v1/live/<event>/<round>/<board>`
+let followed = null;
+function follow() {
+  const client = ready()?.client;
+  const prefix = (board && prefixes.get(board)) || null;
+  if (!client || prefix === followed) return;
+  if (followed) client.unsubscribe([`${followed}/pgn`, `${followed}/clock`]);
+  followed = prefix;
+  if (prefix) client.subscribe([`${prefix}/pgn`, `${prefix}/clock`], { qos: 0 });
+}
+
 // Opens `name`'s game (from the hall: a click on its row).
 function open(name) {
   board = name;
@@ -33,12 +46,14 @@ function open(name) {
   $('game-answer').textContent = '';
   $('game-answer').removeAttribute('data-status');
   ask(null);
+  follow();
   render();
   cg.redrawAll();
   $('game').scrollIntoView({ block: 'start' });
 }
 $('game-close').addEventListener('click', () => {
   board = null;
+  follow();
   $('game').hidden = true;
 });
 $('hall-boards').addEventListener('click', (e) => {
@@ -252,6 +267,8 @@ window.addEventListener('boardcast:message', ({ detail: { topic, message: m } })
   if (topic.endsWith('/state')) {
     if (!B.newer(m, states.get(m.board))) return;
     states.set(m.board, m);
+    prefixes.set(m.board, topic.slice(0, -'/state'.length));
+    if (m.board === board) follow();
     const clock = clocks.get(m.board);
     if (m.clock && (!clock || m.boot !== clock.boot || m.clock.read_at_ms >= clock.read_at_ms)) clocks.set(m.board, { ...m.clock, boot: m.boot });
   } else if (topic.endsWith('/clock')) {

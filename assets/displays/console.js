@@ -321,9 +321,11 @@
     command(request);
   });
 
-  await B.connect(cfg, 'live',
-    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/live/+/+/+/pgn`, `${root}/live/+/+/+/clock`,
-      `${root}/bridges/${bridge}/notices`,
+  // The client is shared with the game view, which subscribes to the
+  // shown board's PGN and clock only (every board's would be too much for
+  // a tablet in a large hall).
+  window.BoardcastConsole.client = await B.connect(cfg, 'live',
+    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`,
       `${root}/bridges/+/status`, `${root}/bridges/+/boards/+/status`],
     (t, m) => {
       // After this handler has drawn what it draws.

@@ -185,14 +185,15 @@ fn an_operator_corrects_a_game_by_clicking_and_deals_with_its_alert_in_the_brows
     let game = browser.wait_for(
         Duration::from_secs(20),
         "const g = document.getElementById('game'); const m = [...document.querySelectorAll('#game-moves li')]; \
-         return !g.hidden && m.length == 10 && [g.dataset.board, m[9].textContent, \
+         return !g.hidden && m.length == 10 && !m[0].textContent.includes('…') && [g.dataset.board, m[9].textContent, \
            document.querySelectorAll('#game-board square.last-move').length, document.getElementById('game-title').textContent, \
-           document.querySelector('#game-players .player[data-color=\"white\"] .name').textContent]",
+           document.querySelector('#game-players .player[data-color=\"white\"] .name').textContent, m[0].textContent]",
     );
     assert_eq!(game[0], "b1");
     assert!(game[1].as_str().unwrap().ends_with(&san[9]), "{game} {san:?}");
     assert_eq!(game[2], 2, "the last move's squares are highlighted: {game}");
     assert_eq!(game[3], "Board b1");
+    assert_eq!(game[5], format!("1. {}", san[0]), "the moves from the board's PGN topic: {game}");
     assert!(!game[4].as_str().unwrap().is_empty(), "White's name: {game}");
 
     // Take back, confirmed: the game at nine plies, on the page, the feed

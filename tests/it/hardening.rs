@@ -647,3 +647,102 @@ fn a_root_daemons_broker_runs_unprivileged_serves_reloads_and_dies_with_the_daem
     }
     assert!(ended(broker), "the broker {broker} outlived the killed daemon");
 }
+
+/// A process's open descriptors.
+fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// Whether an anonymous CONNECT on `port` is answered with a CONNACK that
+/// accepts it within 2 s.
+fn accepted(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut ack = [0u8; 4];
+    stream.write_all(&connect_packet(&format!("probe-{}", free_port()))).is_ok()
+        && stream.read_exact(&mut ack).is_ok()
+        && ack[0] == 0x20
+        && ack[3] == 0
+}
+
+#[test]
+fn connections_that_never_send_connect_fill_one_listener_but_never_keep_the_feed_out() {
+    if !mosquitto_installed() {
+        return;
+    }
+    let (hall, port, ws) = hall_with_broker("hardening-no-connect", "max_connections = 32\n");
+    let runtime = runtime();
+    let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
+    assert!(wait_listening(port, Duration::from_secs(10)), "{}", hall.log());
+    let broker = children(daemon.id());
+    assert_eq!(broker.len(), 1, "the managed Mosquitto: {broker:?}");
+    let broker = broker[0];
+    // It may open as many files as it is allowed to (a shell's soft limit
+    // is 1024, below max_connections' default of 4096 per listener).
+    let limits = std::fs::read_to_string(format!("/proc/{broker}/limits")).unwrap();
+    let open_files: Vec<&str> =
+        limits.lines().find_map(|l| l.strip_prefix("Max open files")).unwrap().split_whitespace().take(2).collect();
+    assert_eq!(open_files[0], open_files[1], "the broker's soft limit of open files is its hard one");
+    // A display on the WebSocket listener, whose connections are counted
+    // apart from the MQTT listener's.
+    let display = Subscriber::start_ws(&runtime, ws, "boardcast/v1/public/#", "ws-display");
+    assert!(display.wait_subscribed(Duration::from_secs(10)), "{}", hall.log());
+    let capture = hall.synth_capture(GAMES, 0, "b1");
+    let mut board = hall.simulate(&capture, "b1", &[]);
+    game_started(&hall);
+    let before = descriptors(broker);
+
+    // The stranger: 64 TCP connections to the MQTT listener that never send
+    // a byte, each one the broker closes opened again at once.
+    let done = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicU32::new(0));
+    let stranger = {
+        let (done, opened) = (done.clone(), opened.clone());
+        std::thread::spawn(move || {
+            let mut held: Vec<TcpStream> = Vec::new();
+            while !done.load(Ordering::Relaxed) {
+                held.retain(|stream| {
+                    let _ = stream.set_nonblocking(true);
+                    matches!((&*stream).read(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+                });
+                while held.len() < 64 {
+                    let Ok(stream) = TcpStream::connect(("127.0.0.1", port)) else { break };
+                    opened.fetch_add(1, Ordering::Relaxed);
+                    held.push(stream);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    // The broker holds at most max_connections of them: its descriptors
+    // are bounded whatever the stranger opens.
+    let held = descriptors(broker);
+    assert!(
+        held <= before + 32 + 2,
+        "the broker holds {held} descriptors, {before} before ({} connections opened)",
+        opened.load(Ordering::Relaxed)
+    );
+    // What that costs, said in docs/security.md: the MQTT listener is
+    // full, a new client there is not let in.
+    assert!(!accepted(port), "a client on the full MQTT listener");
+
+    // The broker crashes and is started again while the stranger fills the
+    // MQTT listener anew: the daemon connects all the same (its own
+    // loopback listener) and the display has the state again.
+    let killed = std::time::Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(broker as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let again = |r: &[Received]| r.iter().any(|m| m.at > killed && m.topic.ends_with("/b1/state"));
+    let republished = display.wait_for(Duration::from_secs(30), again);
+    let refilled = !accepted(port);
+    done.store(true, Ordering::Relaxed);
+    stranger.join().unwrap();
+    assert!(republished, "the feed reached the display after the broker's restart: {}", hall.log());
+    assert!(refilled, "the stranger had filled the MQTT listener again");
+    // The stranger gone, the listener takes clients again.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(accepted(port), "{}", hall.log());
+    let _ = board.kill();
+    let _ = board.wait();
+    stop(&mut daemon);
+}

@@ -21,12 +21,13 @@
 //!   reconnects and, the broker having lost every session and retained
 //!   message, publishes the whole retained state and every unacknowledged
 //!   move and alert again.
-//! - With `[mqtt.embedded] tls_cert_file` and `tls_key_file`, both
-//!   listeners serve TLS (MQTT over TLS, and wss for browsers), and a third,
-//!   plain listener on a free loopback port is opened for the daemon's own
-//!   connections: the daemon then never has to trust the hall's
-//!   certificate for its own traffic, which does not leave the machine
-//!   (docs/security.md says why).
+//! - The daemon's own connections go to a third listener, plain, on a free
+//!   loopback port (at most 16 connections): strangers filling the other
+//!   listeners' connections cannot keep the feed out, and with
+//!   `[mqtt.embedded] tls_cert_file` and `tls_key_file`, when both other
+//!   listeners serve TLS (MQTT over TLS, and wss for browsers), the daemon
+//!   never has to trust the hall's certificate for its own traffic, which
+//!   does not leave the machine (docs/security.md says why).
 //! - A reload ([`Reloader`], on the daemon's SIGHUP) rewrites the password
 //!   and ACL files with the accounts given (the daemon's own account and
 //!   password unchanged), copies the certificate and key again, and sends
@@ -123,8 +124,8 @@ pub struct MosquittoSettings {
     pub memory_limit_mb: u32,
     /// Serve TLS on `listen` and `ws_listen` with these.
     pub tls: Option<TlsFiles>,
-    /// With `tls`: the plain loopback listener for the daemon's own
-    /// connections.
+    /// The plain loopback listener for the daemon's own connections (a
+    /// free port is taken when `None`).
     pub own_listen: Option<SocketAddr>,
     /// When refused log-ins read from its log make a warning.
     pub logins: LoginLimits,
@@ -200,8 +201,8 @@ pub struct ManagedMosquitto {
     pub listen: SocketAddr,
     /// MQTT over WebSocket.
     pub ws_listen: Option<SocketAddr>,
-    /// Where the daemon's own clients connect, without TLS: `listen`, or
-    /// with TLS a loopback listener of their own.
+    /// Where the daemon's own clients connect: a plain loopback listener
+    /// of their own.
     pub own: SocketAddr,
     /// The daemon's own login: (`boardcast-daemon`, a fresh password).
     pub credentials: (String, String),
@@ -291,8 +292,10 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path) -> String {
         text.push_str(&listener(ws));
         text.push_str(&format!("protocol websockets\nmax_connections {}\n{tls}", settings.max_connections));
     }
-    if let (Some(_), Some(own)) = (&settings.tls, settings.own_listen) {
-        // The daemon's own connections: loopback only, plain.
+    if let Some(own) = settings.own_listen {
+        // The daemon's own connections: loopback only, plain, and never
+        // competing with strangers for the listeners' connections (a TCP
+        // connection that sends nothing takes one of them for 90 s).
         text.push_str(&listener(own));
         text.push_str("max_connections 16\n");
     }
@@ -319,15 +322,16 @@ pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, 
                 *path = absolute;
             }
         }
-        if settings.own_listen.is_none() {
-            settings.own_listen = Some(free_loopback_port().map_err(|source| BrokerError::Listen {
-                addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-                key: "tls_cert_file (the daemon's own loopback listener)",
-                source,
-            })?);
-        }
     }
-    let own = if settings.tls.is_some() { settings.own_listen.unwrap_or(settings.listen) } else { settings.listen };
+    let own = match settings.own_listen {
+        Some(own) => own,
+        None => free_loopback_port().map_err(|source| BrokerError::Listen {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            key: "listen (the daemon's own loopback listener)",
+            source,
+        })?,
+    };
+    settings.own_listen = Some(own);
     let user = BrokerUser::for_daemon(nix::unistd::geteuid().as_raw());
     let dir = private_dir(user.as_ref());
     let files = |source| MosquittoError::Files { dir: dir.clone(), source };
@@ -378,20 +382,26 @@ pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, 
         });
     }
     tracing::info!(
-        "Mosquitto ({}) runs as the daemon's broker{} on {}{}{}, with {} account(s) and access control (docs/security.md)",
+        "Mosquitto ({}) runs as the daemon's broker{} on {}{}{} (the daemon's own connections: plain, on loopback {own}), with {} account(s) and access control (docs/security.md)",
         settings.binary.display(),
         user.as_ref()
             .map(|u| format!(" as the unprivileged user {} (uid {}; the daemon is root)", u.name, u.uid))
             .unwrap_or_default(),
         settings.listen,
         settings.ws_listen.map(|ws| format!(" (WebSocket on {ws})")).unwrap_or_default(),
-        if settings.tls.is_some() {
-            format!(", TLS only (the daemon's own connections: plain, on loopback {own})")
-        } else {
-            String::new()
-        },
+        if settings.tls.is_some() { ", TLS only" } else { "" },
         settings.accounts.len()
     );
+    // Each connection is a descriptor: below this the caps are not what
+    // runs out first.
+    let listeners = 1 + u64::from(settings.ws_listen.is_some());
+    let needed = u64::from(settings.max_connections) * listeners + 16 + 64;
+    if let Some(allowed) = open_files_allowed().filter(|allowed| *allowed < needed) {
+        tracing::warn!(
+            "the broker may open {allowed} files, fewer than its connections need ({} per listener, {needed} in all with its own files; mqtt.embedded.max_connections): strangers can take every descriptor before the cap and keep the feed out. Raise the limit (LimitNOFILE in the service, `ulimit -Hn` in a shell) or lower max_connections",
+            settings.max_connections
+        );
+    }
     let stop = CancellationToken::new();
     let keeper = tokio::spawn(keep(settings.clone(), conf, user, child, log, stop.clone(), asked));
     Ok(ManagedMosquitto {
@@ -694,6 +704,7 @@ fn spawn(
         // runs a line as root.
         command.uid(user.uid).gid(user.gid);
     }
+    all_the_files_allowed(&mut command);
     die_with_parent(&mut command);
     let mut child = command.spawn().map_err(|source| MosquittoError::Spawn { binary: binary.to_owned(), source })?;
     if let Some(stderr) = child.stderr.take() {
@@ -865,6 +876,37 @@ fn die_with_parent(command: &mut Command) {
     }
 }
 
+/// The most descriptors a process of the daemon's may have (the hard
+/// limit), or `None` when it cannot be read.
+fn open_files_allowed() -> Option<u64> {
+    let mut limit = nix::libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit(2) writes the struct given, which lives here.
+    #[allow(unsafe_code)]
+    let read = unsafe { nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &raw mut limit) } == 0;
+    read.then_some(limit.rlim_max)
+}
+
+/// Raises the child's limit of open files to the most it may have: a shell
+/// gives 1024, below `max_connections` (4096 per listener), and a broker out
+/// of descriptors cannot accept the daemon's own connections either.
+#[allow(unsafe_code)]
+fn all_the_files_allowed(command: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only getrlimit(2) and setrlimit(2), async-signal-safe system calls,
+    // on a struct on its stack; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| {
+            let mut limit = nix::libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            if nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &raw mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+                limit.rlim_cur = limit.rlim_max;
+                // Not raised: the broker runs with what it has.
+                let _ = nix::libc::setrlimit(nix::libc::RLIMIT_NOFILE, &raw const limit);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A folder only the broker's user may enter: under systemd's
 /// `RuntimeDirectory` or the user's runtime folder when there is one (and
 /// the broker's `user`, when it has one of its own, can reach it: root's
@@ -1029,7 +1071,7 @@ mod tests {
             max_connections: 4096,
             memory_limit_mb: 128,
             tls: None,
-            own_listen: None,
+            own_listen: Some("127.0.0.1:40001".parse().unwrap()),
             logins: LoginLimits::default(),
         };
         let text = config_text(&settings, Path::new("/run/x"));
@@ -1045,6 +1087,8 @@ mod tests {
             "memory_limit 134217728",
             "max_queued_messages 1000",
             "persistent_client_expiration 1h",
+            // The daemon's own, out of strangers' reach.
+            "listener 40001 127.0.0.1\nsocket_domain ipv4\nmax_connections 16",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }

@@ -259,8 +259,8 @@ async fn broker(mqtt: &Mqtt) -> anyhow::Result<Broker> {
         }
         BrokerChoice::Embedded(embedded) => {
             let (listen, ws_listen) = (embedded.listen, embedded.ws_listen);
-            // Where the daemon's own clients connect: with TLS, the managed
-            // broker's plain loopback listener.
+            // Where the daemon's own clients connect: the managed broker's
+            // plain loopback listener of their own.
             let mut own = listen;
             match start_embedded(embedded, &mqtt.root).await? {
                 Some((mosquitto, accounts)) => {

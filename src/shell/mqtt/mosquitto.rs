@@ -3,29 +3,35 @@
 //! daemon's child with a generated configuration, accounts and ACL
 //! (docs/security.md).
 //!
-//! - Its files (`mosquitto.conf`, `passwd`, `acl`) go into a private folder
-//!   (mode 700) made at every start and removed at a clean stop; the
-//!   password file holds hashes only, the daemon's own account included
-//!   (its password is fresh at every start and never written in clear).
+//! - Its files (`mosquitto.conf`, `passwd`, `acl`, and with TLS copies of
+//!   the certificate and key) go into a private folder (mode 700) made at
+//!   every start and removed at a clean stop; the password file holds
+//!   hashes only, the daemon's own account included (its password is
+//!   fresh at every start and never written in clear).
+//! - When the daemon is root, the broker is not: the child takes the
+//!   `mosquitto` system account (else `nobody`) between fork and exec, and
+//!   the private folder and its files belong to that account alone.
 //! - The child dies with the daemon: at a clean stop it is sent SIGTERM;
 //!   if the daemon is killed outright the kernel sends it SIGKILL
-//!   (`PR_SET_PDEATHSIG`, set between fork and exec).
+//!   (`PR_SET_PDEATHSIG`, set between fork and exec, after the change of
+//!   account, which clears it).
 //! - Its log (standard error) goes into the daemon's log, line by line.
 //! - When it exits by itself, the daemon says so loudly and starts it
 //!   again with back-off (1 s doubling to 30 s); the feed's client
 //!   reconnects and, the broker having lost every session and retained
 //!   message, publishes the whole retained state and every unacknowledged
 //!   move and alert again.
-//! - With `[mqtt.embedded] tls_cert_file` and `tls_key_file`, both
-//!   listeners serve TLS (MQTT over TLS, and wss for browsers), and a third,
-//!   plain listener on a free loopback port is opened for the daemon's own
-//!   connections: the daemon then never has to trust the hall's
-//!   certificate for its own traffic, which does not leave the machine
-//!   (docs/security.md says why).
+//! - The daemon's own connections go to a third listener, plain, on a free
+//!   loopback port (at most 16 connections): strangers filling the other
+//!   listeners' connections cannot keep the feed out, and with
+//!   `[mqtt.embedded] tls_cert_file` and `tls_key_file`, when both other
+//!   listeners serve TLS (MQTT over TLS, and wss for browsers), the daemon
+//!   never has to trust the hall's certificate for its own traffic, which
+//!   does not leave the machine (docs/security.md says why).
 //! - A reload ([`Reloader`], on the daemon's SIGHUP) rewrites the password
 //!   and ACL files with the accounts given (the daemon's own account and
-//!   password unchanged) and sends the child SIGHUP: Mosquitto then reads
-//!   them again, and its listeners' certificate and key too.
+//!   password unchanged), copies the certificate and key again, and sends
+//!   the child SIGHUP: Mosquitto then reads them all again.
 //!   [`check_tls_files`] tells beforehand whether the certificate and key
 //!   would load: Mosquitto 2.0 reloading a bad pair keeps running but
 //!   fails every TLS handshake until the next good reload.
@@ -34,7 +40,7 @@ use std::{
     collections::VecDeque,
     io::Write,
     net::SocketAddr,
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt},
     path::{Path, PathBuf},
     process::Stdio,
     sync::{Arc, Mutex},
@@ -118,8 +124,8 @@ pub struct MosquittoSettings {
     pub memory_limit_mb: u32,
     /// Serve TLS on `listen` and `ws_listen` with these.
     pub tls: Option<TlsFiles>,
-    /// With `tls`: the plain loopback listener for the daemon's own
-    /// connections.
+    /// The plain loopback listener for the daemon's own connections (a
+    /// free port is taken when `None`).
     pub own_listen: Option<SocketAddr>,
     /// When refused log-ins read from its log make a warning.
     pub logins: LoginLimits,
@@ -137,14 +143,66 @@ pub fn find_binary(configured: Option<&Path>) -> Option<PathBuf> {
     on_path.into_iter().chain(USUAL_PLACES.iter().map(PathBuf::from)).find(|p| p.is_file())
 }
 
+/// The unprivileged account the broker runs as when the daemon is root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerUser {
+    /// Its name, for the log.
+    pub name: String,
+    /// Its user id.
+    pub uid: u32,
+    /// Its group id.
+    pub gid: u32,
+}
+
+impl BrokerUser {
+    /// The account for a broker started by a daemon whose effective user
+    /// id is `euid`: none when the daemon is not root (the broker then runs
+    /// as the daemon's own user); else the `mosquitto` system account
+    /// (Debian's mosquitto package makes it), else `nobody` with the group
+    /// `nogroup`.
+    pub fn for_daemon(euid: u32) -> Option<Self> {
+        use nix::unistd::{Group, User};
+        if euid != 0 {
+            return None;
+        }
+        let found = |user: User, gid: Option<nix::unistd::Gid>| Self {
+            name: user.name,
+            uid: user.uid.as_raw(),
+            gid: gid.unwrap_or(user.gid).as_raw(),
+        };
+        if let Ok(Some(user)) = User::from_name("mosquitto") {
+            return Some(found(user, None));
+        }
+        let nogroup = Group::from_name("nogroup").ok().flatten().map(|g| g.gid);
+        Some(match User::from_name("nobody") {
+            Ok(Some(user)) => found(user, nogroup),
+            // No such account in the system's database: its customary ids.
+            _ => Self { name: "nobody".into(), uid: 65_534, gid: nogroup.map_or(65_534, |g| g.as_raw()) },
+        })
+    }
+
+    /// Whether this account can reach things inside `folder`: every folder
+    /// on the way lets it pass.
+    fn can_enter(&self, folder: &Path) -> bool {
+        folder.ancestors().all(|step| {
+            std::fs::metadata(step).is_ok_and(|m| {
+                let mode = m.mode();
+                mode & 0o001 != 0
+                    || (m.uid() == self.uid && mode & 0o100 != 0)
+                    || (m.gid() == self.gid && mode & 0o010 != 0)
+            })
+        })
+    }
+}
+
 /// A running managed Mosquitto.
 pub struct ManagedMosquitto {
     /// MQTT over TCP.
     pub listen: SocketAddr,
     /// MQTT over WebSocket.
     pub ws_listen: Option<SocketAddr>,
-    /// Where the daemon's own clients connect, without TLS: `listen`, or
-    /// with TLS a loopback listener of their own.
+    /// Where the daemon's own clients connect: a plain loopback listener
+    /// of their own.
     pub own: SocketAddr,
     /// The daemon's own login: (`boardcast-daemon`, a fresh password).
     pub credentials: (String, String),
@@ -170,13 +228,12 @@ impl ManagedMosquitto {
 }
 
 /// Mosquitto's configuration for `settings`, its files in `dir`.
-pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> String {
+///
+/// No `user` line: the broker is started as the account it runs as
+/// ([`BrokerUser`]), and Mosquitto started by root without one would drop
+/// to `mosquitto` by itself, clearing the parent-death signal.
+pub fn config_text(settings: &MosquittoSettings, dir: &Path) -> String {
     let mut text = String::from("# generated by boardcast at every start (docs/security.md); not read again\n");
-    if as_root {
-        // Dropping to the `mosquitto` user would clear the parent-death
-        // signal that ties the broker's life to the daemon's.
-        text.push_str("user root\n");
-    }
     text.push_str(&format!(
         "per_listener_settings false\n\
          allow_anonymous {anonymous}\n\
@@ -223,8 +280,11 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
     };
     // Mosquitto 2.0: certfile and keyfile after a listener make it serve
     // TLS (wss on a websockets listener); no client certificate asked.
-    let tls = settings.tls.as_ref().map_or_else(String::new, |files| {
-        format!("certfile {}\nkeyfile {}\n", files.cert_file.display(), files.key_file.display())
+    // They are the copies in the private folder (`Reloader`), which the
+    // broker's account can read without the operator's key being opened
+    // to it.
+    let tls = settings.tls.as_ref().map_or_else(String::new, |_| {
+        format!("certfile {}\nkeyfile {}\n", dir.join(TLS_CERT).display(), dir.join(TLS_KEY).display())
     });
     text.push_str(&listener(settings.listen));
     text.push_str(&format!("max_connections {}\n{tls}", settings.max_connections));
@@ -232,8 +292,10 @@ pub fn config_text(settings: &MosquittoSettings, dir: &Path, as_root: bool) -> S
         text.push_str(&listener(ws));
         text.push_str(&format!("protocol websockets\nmax_connections {}\n{tls}", settings.max_connections));
     }
-    if let (Some(_), Some(own)) = (&settings.tls, settings.own_listen) {
-        // The daemon's own connections: loopback only, plain.
+    if let Some(own) = settings.own_listen {
+        // The daemon's own connections: loopback only, plain, and never
+        // competing with strangers for the listeners' connections (a TCP
+        // connection that sends nothing takes one of them for 90 s).
         text.push_str(&listener(own));
         text.push_str("max_connections 16\n");
     }
@@ -260,26 +322,31 @@ pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, 
                 *path = absolute;
             }
         }
-        if settings.own_listen.is_none() {
-            settings.own_listen = Some(free_loopback_port().map_err(|source| BrokerError::Listen {
-                addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-                key: "tls_cert_file (the daemon's own loopback listener)",
-                source,
-            })?);
-        }
     }
-    let own = if settings.tls.is_some() { settings.own_listen.unwrap_or(settings.listen) } else { settings.listen };
-    let dir = private_dir();
+    let own = match settings.own_listen {
+        Some(own) => own,
+        None => free_loopback_port().map_err(|source| BrokerError::Listen {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            key: "listen (the daemon's own loopback listener)",
+            source,
+        })?,
+    };
+    settings.own_listen = Some(own);
+    let user = BrokerUser::for_daemon(nix::unistd::geteuid().as_raw());
+    let dir = private_dir(user.as_ref());
     let files = |source| MosquittoError::Files { dir: dir.clone(), source };
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(files)?;
+    if let Some(user) = &user {
+        std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.gid)).map_err(files)?;
+    }
     let password = hex(&random::<32>()?);
     let daemon_hash = accounts::hash_password(&password, &random::<SALT_BYTES>()?);
-    let as_root = nix::unistd::geteuid().is_root();
     // The keeper answers reloads once the broker runs.
     let (hang_ups, asked) = mpsc::unbounded_channel();
     let reloader = Reloader {
         dir: dir.clone(),
+        user: user.clone(),
         daemon_hash,
         root: settings.root.clone(),
         anonymous: settings.anonymous,
@@ -288,10 +355,10 @@ pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, 
     };
     reloader.write_accounts(&settings.accounts).map_err(files)?;
     let conf = dir.join("mosquitto.conf");
-    write_private(&conf, &config_text(&settings, &dir, as_root)).map_err(files)?;
+    write_private(&conf, config_text(&settings, &dir).as_bytes(), user.as_ref()).map_err(files)?;
 
     let log = Arc::new(Mutex::new(VecDeque::new()));
-    let mut child = spawn(&settings.binary, &conf, log.clone(), settings.logins)?;
+    let mut child = spawn(&settings.binary, &conf, user.as_ref(), log.clone(), settings.logins)?;
     let listening = async {
         for addr in std::iter::once(settings.listen).chain(settings.ws_listen).chain(Some(own)) {
             wait_listening(addr).await?;
@@ -315,19 +382,28 @@ pub async fn start(mut settings: MosquittoSettings) -> Result<ManagedMosquitto, 
         });
     }
     tracing::info!(
-        "Mosquitto ({}) runs as the daemon's broker on {}{}{}, with {} account(s) and access control (docs/security.md)",
+        "Mosquitto ({}) runs as the daemon's broker{} on {}{}{} (the daemon's own connections: plain, on loopback {own}), with {} account(s) and access control (docs/security.md)",
         settings.binary.display(),
+        user.as_ref()
+            .map(|u| format!(" as the unprivileged user {} (uid {}; the daemon is root)", u.name, u.uid))
+            .unwrap_or_default(),
         settings.listen,
         settings.ws_listen.map(|ws| format!(" (WebSocket on {ws})")).unwrap_or_default(),
-        if settings.tls.is_some() {
-            format!(", TLS only (the daemon's own connections: plain, on loopback {own})")
-        } else {
-            String::new()
-        },
+        if settings.tls.is_some() { ", TLS only" } else { "" },
         settings.accounts.len()
     );
+    // Each connection is a descriptor: below this the caps are not what
+    // runs out first.
+    let listeners = 1 + u64::from(settings.ws_listen.is_some());
+    let needed = u64::from(settings.max_connections) * listeners + 16 + 64;
+    if let Some(allowed) = open_files_allowed().filter(|allowed| *allowed < needed) {
+        tracing::warn!(
+            "the broker may open {allowed} files, fewer than its connections need ({} per listener, {needed} in all with its own files; mqtt.embedded.max_connections): strangers can take every descriptor before the cap and keep the feed out. Raise the limit (LimitNOFILE in the service, `ulimit -Hn` in a shell) or lower max_connections",
+            settings.max_connections
+        );
+    }
     let stop = CancellationToken::new();
-    let keeper = tokio::spawn(keep(settings.clone(), conf, child, log, stop.clone(), asked));
+    let keeper = tokio::spawn(keep(settings.clone(), conf, user, child, log, stop.clone(), asked));
     Ok(ManagedMosquitto {
         listen: settings.listen,
         ws_listen: settings.ws_listen,
@@ -349,6 +425,8 @@ type HangUp = oneshot::Sender<bool>;
 #[derive(Clone, Debug)]
 pub struct Reloader {
     dir: PathBuf,
+    /// Who the files are for, when the broker runs as another user.
+    user: Option<BrokerUser>,
     /// The daemon's own account's hash, kept for the whole run: its
     /// connections are not disturbed by a reload.
     daemon_hash: String,
@@ -393,16 +471,29 @@ impl Reloader {
         Ok(if answered.await.unwrap_or(false) { Reloaded::Signalled } else { Reloaded::NotRunning })
     }
 
-    /// The password file and the ACL, each replaced whole (a broker
-    /// started meanwhile reads the old or the new, never half of one).
-    /// Both new files are written before either replaces its old one, so
-    /// a disk that fills up in between leaves the two old files together
-    /// rather than new passwords with the old rights.
+    /// The password file and the ACL, and with TLS copies of the
+    /// certificate and key, each replaced whole (a broker started meanwhile
+    /// reads the old or the new, never half of one). Every new file is
+    /// written before any replaces its old one, so a disk that fills up in
+    /// between leaves the old files together rather than new passwords
+    /// with the old rights.
+    ///
+    /// The broker reads the copies, not the operator's files: when it runs
+    /// as another user than the daemon, the operator's key (mode 600, the
+    /// daemon's) stays as it is, and the copy is readable by the broker's
+    /// user alone.
     fn write_accounts(&self, accounts: &[Account]) -> std::io::Result<()> {
-        replace_private_together(&[
-            (&self.dir.join("passwd"), &accounts::password_file(&self.daemon_hash, accounts)),
-            (&self.dir.join("acl"), &accounts::acl_file(&self.root, self.anonymous, accounts)),
-        ])
+        let passwd = accounts::password_file(&self.daemon_hash, accounts);
+        let acl = accounts::acl_file(&self.root, self.anonymous, accounts);
+        let (passwd_file, acl_file) = (self.dir.join("passwd"), self.dir.join("acl"));
+        let mut files = vec![(passwd_file.as_path(), passwd.into_bytes()), (acl_file.as_path(), acl.into_bytes())];
+        let (cert_copy, key_copy) = (self.dir.join(TLS_CERT), self.dir.join(TLS_KEY));
+        if let Some(tls) = &self.tls {
+            files.push((cert_copy.as_path(), read_bounded(&tls.cert_file)?));
+            files.push((key_copy.as_path(), read_bounded(&tls.key_file)?));
+        }
+        let files: Vec<(&Path, &[u8])> = files.iter().map(|(path, bytes)| (*path, bytes.as_slice())).collect();
+        replace_private_together(&files, self.user.as_ref())
     }
 }
 
@@ -453,13 +544,8 @@ pub enum TlsFilesError {
 ///
 /// The first thing wrong, naming the file.
 pub fn check_tls_files(files: &TlsFiles) -> Result<usize, TlsFilesError> {
-    // A certificate or key file is a few KiB: read at most 1 MiB of it.
     let read = |file: &Path| -> Result<Vec<u8>, TlsFilesError> {
-        let mut bytes = Vec::new();
-        std::fs::File::open(file)
-            .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 1 << 20), &mut bytes))
-            .map_err(|source| TlsFilesError::Read { file: file.to_owned(), source })?;
-        Ok(bytes)
+        read_bounded(file).map_err(|source| TlsFilesError::Read { file: file.to_owned(), source })
     };
     let (cert_file, key_file) = (&files.cert_file, &files.key_file);
     let chain = CertificateDer::pem_slice_iter(&read(cert_file)?)
@@ -491,11 +577,25 @@ pub fn check_tls_files(files: &TlsFiles) -> Result<usize, TlsFilesError> {
     Ok(length)
 }
 
+/// The copies of the certificate and key the broker serves, in its private
+/// folder.
+const TLS_CERT: &str = "tls-cert.pem";
+const TLS_KEY: &str = "tls-key.pem";
+
+/// A certificate or key file: a few KiB; at most 1 MiB of it is read.
+fn read_bounded(file: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 1 << 20), &mut bytes))?;
+    Ok(bytes)
+}
+
 /// Watches the child until `stop`: started again with back-off whenever it
 /// exits by itself.
 async fn keep(
     settings: MosquittoSettings,
     conf: PathBuf,
+    user: Option<BrokerUser>,
     mut child: Child,
     log: Arc<Mutex<VecDeque<String>>>,
     stop: CancellationToken,
@@ -528,7 +628,7 @@ async fn keep(
             return;
         }
         delay = (delay * 2).min(Duration::from_secs(30));
-        match spawn(&settings.binary, &conf, log.clone(), settings.logins) {
+        match spawn(&settings.binary, &conf, user.as_ref(), log.clone(), settings.logins) {
             Ok(new) => {
                 child = new;
                 if wait_listening(settings.listen).await.is_ok() {
@@ -541,7 +641,7 @@ async fn keep(
                 if !pause(delay, &stop, &mut asked).await {
                     return;
                 }
-                match spawn(&settings.binary, &conf, log.clone(), settings.logins) {
+                match spawn(&settings.binary, &conf, user.as_ref(), log.clone(), settings.logins) {
                     Ok(new) => child = new,
                     Err(error) => {
                         tracing::error!("{error}: the daemon goes on without a broker (restart it)");
@@ -591,11 +691,20 @@ async fn terminate(child: &mut Child) {
 fn spawn(
     binary: &Path,
     conf: &Path,
+    user: Option<&BrokerUser>,
     recent: Arc<Mutex<VecDeque<String>>>,
     limits: LoginLimits,
 ) -> Result<Child, MosquittoError> {
     let mut command = Command::new(binary);
     command.arg("-c").arg(conf).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).kill_on_drop(true);
+    if let Some(user) = user {
+        // Between fork and exec, before the closures of `pre_exec`, the
+        // standard library drops the supplementary groups (the daemon is
+        // root), then sets the group, then the user: the broker never
+        // runs a line as root.
+        command.uid(user.uid).gid(user.gid);
+    }
+    all_the_files_allowed(&mut command);
     die_with_parent(&mut command);
     let mut child = command.spawn().map_err(|source| MosquittoError::Spawn { binary: binary.to_owned(), source })?;
     if let Some(stderr) = child.stderr.take() {
@@ -745,7 +854,9 @@ fn socket_address(text: &str) -> Option<SocketAddr> {
 /// process: the broker is started from the runtime's main or worker
 /// threads, which live as long as the daemon (it never uses
 /// `spawn_blocking` or `block_in_place` for this, whose threads come and
-/// go).
+/// go). A change of user or group clears the signal: `pre_exec` closures
+/// run after the standard library's `uid` and `gid` have been applied,
+/// so the one set here stays.
 #[allow(unsafe_code)]
 fn die_with_parent(command: &mut Command) {
     let parent = nix::unistd::getpid();
@@ -765,15 +876,48 @@ fn die_with_parent(command: &mut Command) {
     }
 }
 
-/// A folder only the daemon's user may enter: under systemd's
-/// `RuntimeDirectory` or the user's runtime folder when there is one,
-/// otherwise the temporary folder; one per daemon process.
-fn private_dir() -> PathBuf {
+/// The most descriptors a process of the daemon's may have (the hard
+/// limit), or `None` when it cannot be read.
+fn open_files_allowed() -> Option<u64> {
+    let mut limit = nix::libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit(2) writes the struct given, which lives here.
+    #[allow(unsafe_code)]
+    let read = unsafe { nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &raw mut limit) } == 0;
+    read.then_some(limit.rlim_max)
+}
+
+/// Raises the child's limit of open files to the most it may have: a shell
+/// gives 1024, below `max_connections` (4096 per listener), and a broker out
+/// of descriptors cannot accept the daemon's own connections either.
+#[allow(unsafe_code)]
+fn all_the_files_allowed(command: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only getrlimit(2) and setrlimit(2), async-signal-safe system calls,
+    // on a struct on its stack; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| {
+            let mut limit = nix::libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            if nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &raw mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+                limit.rlim_cur = limit.rlim_max;
+                // Not raised: the broker runs with what it has.
+                let _ = nix::libc::setrlimit(nix::libc::RLIMIT_NOFILE, &raw const limit);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A folder only the broker's user may enter: under systemd's
+/// `RuntimeDirectory` or the user's runtime folder when there is one (and
+/// the broker's `user`, when it has one of its own, can reach it: root's
+/// /run/user/0 is closed to others), otherwise the temporary folder; one
+/// per daemon process.
+fn private_dir(user: Option<&BrokerUser>) -> PathBuf {
     let base = ["RUNTIME_DIRECTORY", "XDG_RUNTIME_DIR"]
         .into_iter()
         .filter_map(std::env::var_os)
         .map(PathBuf::from)
-        .find(|p| p.is_dir())
+        .find(|p| p.is_dir() && user.is_none_or(|user| user.can_enter(p)))
         .unwrap_or_else(std::env::temp_dir);
     remove_stale(&base);
     base.join(format!("boardcast-mosquitto-{}", std::process::id()))
@@ -797,15 +941,20 @@ fn free_loopback_port() -> std::io::Result<SocketAddr> {
     std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()
 }
 
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+/// A new file with `bytes`, readable and writable by its owner alone: the
+/// broker's `user` when it has one, else the daemon's.
+fn write_private(path: &Path, bytes: &[u8], user: Option<&BrokerUser>) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    file.write_all(text.as_bytes())
+    if let Some(user) = user {
+        std::os::unix::fs::fchown(&file, Some(user.uid), Some(user.gid))?;
+    }
+    file.write_all(bytes)
 }
 
-/// Replaces each `path` with its `text` (mode 600) by renaming a new file
-/// over it, once every new file is written; when one cannot be written,
-/// none is replaced.
-fn replace_private_together(files: &[(&Path, &str)]) -> std::io::Result<()> {
+/// Replaces each `path` with its bytes (mode 600, owned by the broker's
+/// `user`) by renaming a new file over it, once every new file is written;
+/// when one cannot be written, none is replaced.
+fn replace_private_together(files: &[(&Path, &[u8])], user: Option<&BrokerUser>) -> std::io::Result<()> {
     let temp = |path: &Path| {
         let mut temp = path.as_os_str().to_owned();
         temp.push(".new");
@@ -813,7 +962,7 @@ fn replace_private_together(files: &[(&Path, &str)]) -> std::io::Result<()> {
     };
     for (index, (path, text)) in files.iter().enumerate() {
         let _ = std::fs::remove_file(temp(path));
-        if let Err(error) = write_private(&temp(path), text) {
+        if let Err(error) = write_private(&temp(path), text, user) {
             for (written, _) in &files[..=index] {
                 let _ = std::fs::remove_file(temp(written));
             }
@@ -855,15 +1004,15 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let (passwd, acl) = (dir.join("passwd"), dir.join("acl"));
-        replace_private_together(&[(&passwd, "old passwd"), (&acl, "old acl")]).unwrap();
+        replace_private_together(&[(&passwd, b"old passwd"), (&acl, b"old acl")], None).unwrap();
         // Something in the way of the new ACL: a directory where its file goes.
         std::fs::create_dir(dir.join("acl.new")).unwrap();
-        assert!(replace_private_together(&[(&passwd, "new passwd"), (&acl, "new acl")]).is_err());
+        assert!(replace_private_together(&[(&passwd, b"new passwd"), (&acl, b"new acl")], None).is_err());
         assert_eq!(std::fs::read_to_string(&passwd).unwrap(), "old passwd");
         assert_eq!(std::fs::read_to_string(&acl).unwrap(), "old acl");
         assert!(!dir.join("passwd.new").exists(), "no new file is left behind");
         std::fs::remove_dir(dir.join("acl.new")).unwrap();
-        replace_private_together(&[(&passwd, "new passwd"), (&acl, "new acl")]).unwrap();
+        replace_private_together(&[(&passwd, b"new passwd"), (&acl, b"new acl")], None).unwrap();
         assert_eq!(std::fs::read_to_string(&acl).unwrap(), "new acl");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -922,10 +1071,10 @@ mod tests {
             max_connections: 4096,
             memory_limit_mb: 128,
             tls: None,
-            own_listen: None,
+            own_listen: Some("127.0.0.1:40001".parse().unwrap()),
             logins: LoginLimits::default(),
         };
-        let text = config_text(&settings, Path::new("/run/x"), false);
+        let text = config_text(&settings, Path::new("/run/x"));
         for line in [
             "per_listener_settings false",
             "allow_anonymous false",
@@ -938,10 +1087,15 @@ mod tests {
             "memory_limit 134217728",
             "max_queued_messages 1000",
             "persistent_client_expiration 1h",
+            // The daemon's own, out of strangers' reach.
+            "listener 40001 127.0.0.1\nsocket_domain ipv4\nmax_connections 16",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }
-        assert!(!text.contains("user root"));
+        // The broker is started as the user it runs as (BrokerUser): a
+        // `user` line would have it change user again, clearing the
+        // parent-death signal.
+        assert!(!text.contains("\nuser "), "{text}");
         assert!(!text.contains("certfile"));
     }
 
@@ -960,8 +1114,9 @@ mod tests {
             own_listen: Some("127.0.0.1:40001".parse().unwrap()),
             logins: LoginLimits::default(),
         };
-        let text = config_text(&settings, Path::new("/run/x"), false);
-        let tls = "certfile /etc/b/cert.pem\nkeyfile /etc/b/key.pem\n";
+        let text = config_text(&settings, Path::new("/run/x"));
+        // The copies in the private folder, not the operator's files.
+        let tls = "certfile /run/x/tls-cert.pem\nkeyfile /run/x/tls-key.pem\n";
         for block in [
             format!("listener 8883 0.0.0.0\nsocket_domain ipv4\nmax_connections 4096\n{tls}"),
             format!("listener 8084 0.0.0.0\nsocket_domain ipv4\nprotocol websockets\nmax_connections 4096\n{tls}"),
@@ -970,5 +1125,72 @@ mod tests {
             assert!(text.contains(&block), "{block}\n{text}");
         }
         assert_eq!(text.matches("certfile").count(), 2, "the daemon's own listener is plain: {text}");
+    }
+
+    #[test]
+    fn a_root_daemon_runs_the_broker_as_the_mosquitto_account_or_nobody() {
+        assert_eq!(BrokerUser::for_daemon(1000), None, "a daemon that is not root runs it as itself");
+        let user = BrokerUser::for_daemon(0).expect("root's broker has an account of its own");
+        assert_ne!(user.uid, 0);
+        assert_ne!(user.gid, 0);
+        match nix::unistd::User::from_name("mosquitto") {
+            Ok(Some(mosquitto)) => assert_eq!((user.name.as_str(), user.uid), ("mosquitto", mosquitto.uid.as_raw())),
+            _ => assert_eq!(user.name, "nobody"),
+        }
+    }
+
+    #[test]
+    fn the_private_folder_is_where_the_brokers_account_can_reach_it() {
+        let base = std::env::temp_dir().join(format!("boardcast-reach-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let closed = base.join("closed");
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&closed).unwrap();
+        std::fs::set_permissions(&base, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let me = nix::unistd::geteuid().as_raw();
+        let stranger = BrokerUser { name: "stranger".into(), uid: me.wrapping_add(4242), gid: 4242 };
+        let owner = BrokerUser { name: "owner".into(), uid: me, gid: 4242 };
+        assert!(stranger.can_enter(&base), "a folder open to others");
+        assert!(!stranger.can_enter(&closed), "root's /run/user/0, for one");
+        assert!(!stranger.can_enter(&closed.join("below")), "nor anything inside");
+        assert!(owner.can_enter(&closed), "its owner may");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// With TLS the broker reads copies of the certificate and key in its
+    /// private folder, made at every write of the accounts (the start and
+    /// each reload), readable by their owner alone; the operator's files
+    /// are left as they are.
+    #[test]
+    fn the_certificate_and_key_are_copied_into_the_private_folder_at_each_reload() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("boardcast-tls-copies-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = (dir.join("operator-cert.pem"), dir.join("operator-key.pem"));
+        std::fs::write(&cert, "CERT 1").unwrap();
+        std::fs::write(&key, "KEY 1").unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let (keeper, _asked) = mpsc::unbounded_channel();
+        let reloader = Reloader {
+            dir: dir.clone(),
+            user: None,
+            daemon_hash: "hash".into(),
+            root: "boardcast".into(),
+            anonymous: Anonymous::Public,
+            tls: Some(TlsFiles { cert_file: cert.clone(), key_file: key.clone() }),
+            keeper,
+        };
+        reloader.write_accounts(&[]).unwrap();
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        assert_eq!((read(TLS_CERT), read(TLS_KEY)), ("CERT 1".into(), "KEY 1".into()));
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join(TLS_KEY)), 0o600);
+        assert_eq!(mode(&key), 0o640, "the operator's key is not touched");
+        // A renewal: the new pair is what the broker reads after the reload.
+        std::fs::write(&cert, "CERT 2").unwrap();
+        std::fs::write(&key, "KEY 2").unwrap();
+        reloader.write_accounts(&[]).unwrap();
+        assert_eq!((read(TLS_CERT), read(TLS_KEY)), ("CERT 2".into(), "KEY 2".into()));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -62,6 +62,7 @@ const ASSETS: &[Asset] = &[
     asset!("/overview.js", "overview.js", JS),
     asset!("/tv.js", "tv.js", JS),
     asset!("/console.js", "console.js", JS),
+    asset!("/console-assign.js", "console-assign.js", JS),
     asset!("/mqtt.min.js", "mqtt.min.js", JS),
     asset!("/vendor/chessground.min.js", "vendor/chessground.min.js", JS),
     asset!("/vendor/chessground.base.css", "vendor/chessground.base.css", CSS),

@@ -11,7 +11,8 @@
 //!   operator commands and who may do what; [`hardening`]: what a
 //!   stranger on the hall network cannot do to the feed; [`reload`]: accounts and
 //!   certificates reloaded on SIGHUP;
-//! - [`displays`]: the pages in headless Chromium; [`analysis`]: engine
+//! - [`displays`]: the pages in headless Chromium; [`console_hall`]: boards
+//!   not configured, assigned in the console and kept over a restart; [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`livechess`]: DGT LiveChess's clients (a PyPI helper, a browser
@@ -31,6 +32,7 @@ mod calibrate;
 mod cli;
 mod commands;
 mod console;
+mod console_hall;
 mod displays;
 mod hardening;
 mod lichess;

@@ -2,7 +2,8 @@
 //! (`boardcast accounts`), sessions as cookies ([`session`]), and operator
 //! commands signed here, with the operator key that never reaches the
 //! browser, and sent to a bridge as `boardcast ctl` sends them
-//! ([`api`], through `shell::mqtt::ask`). `operator` accounts change
+//! ([`api`], through `shell::mqtt::ask`); an operator assigns a board
+//! not configured ([`assign`]). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
 //! `[http] live_may_change` allows; `public` accounts get no console.
 //! Failed log-ins are slowed per address and per account by the core's
@@ -10,10 +11,11 @@
 //! log.
 
 pub mod api;
+pub mod assign;
 pub mod session;
 
 use std::{
-    sync::{Arc, Mutex, RwLock},
+    sync::{Arc, Mutex, OnceLock, RwLock},
     time::{Duration, Instant},
 };
 
@@ -58,6 +60,9 @@ pub struct Console {
     logins: Mutex<Logins>,
     /// The origin of the tracker's time.
     origin: Instant,
+    /// Where an operator's assignment of a board goes (`assign.rs`); unset:
+    /// this daemon assigns none.
+    assigner: OnceLock<assign::Assigner>,
 }
 
 impl Console {
@@ -72,7 +77,13 @@ impl Console {
             commander,
             logins: Mutex::new(Logins::new(LoginLimits::default())),
             origin: Instant::now(),
+            assigner: OnceLock::new(),
         }
+    }
+
+    /// Operators' assignments of boards go to `assigner` from now on.
+    pub fn set_assigner(&self, assigner: assign::Assigner) {
+        let _ = self.assigner.set(assigner);
     }
 
     /// The accounts file was read again (SIGHUP): log-ins follow it, and

@@ -143,6 +143,9 @@ fn an_unconfigured_board_is_assigned_in_the_console_and_stays_assigned_after_a_r
     let clash = post_assign(&browser, &json!({"family": "millennium", "port": link, "board": "9", "name": "b1"}));
     assert_eq!((clash[0].clone(), clash[1].clone()), (json!(409), json!("refused")), "{clash}");
     assert!(!state_file(&hall).exists(), "nothing written for a refused board");
+    // A device the daemon found no board on: refused.
+    let elsewhere = post_assign(&browser, &json!({"family": "millennium", "port": "/dev/null", "board": "9"}));
+    assert_eq!((elsewhere[0].clone(), elsewhere[1].clone()), (json!(409), json!("refused")), "{elsewhere}");
     browser.run(&format!("{UNASSIGNED} r.querySelector('button.assign').click()"));
     browser.run(
         "const f = document.getElementById('assign-form'); f.board.value = '7'; f.name.value = 'mil7'; \

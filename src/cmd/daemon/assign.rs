@@ -10,17 +10,31 @@ use tracing::Instrument;
 
 use boardcast::{config::Board, shell::console::assign::AssignRequest};
 
-use super::{Shared, plan::Hall, supervised};
+use super::{Shared, discover::Offered, plan::Hall, supervised};
+
+/// What the assigner keeps.
+pub(super) struct Assigner {
+    /// The state file and the configuration.
+    pub(super) hall: Hall,
+    /// Every board of the daemon: configured, and assigned.
+    pub(super) boards: Vec<Board>,
+    /// The boards the search found at its last look: only these may be
+    /// assigned (an operator's request names no device the daemon did not
+    /// find a board on).
+    pub(super) offered: tokio::sync::watch::Receiver<Vec<Offered>>,
+    /// Where the search learns of a board assigned, whose port and serial
+    /// number it then no longer offers.
+    pub(super) known: tokio::sync::watch::Sender<Vec<Board>>,
+}
 
 /// Hands assignments to the daemon until shutdown.
 pub(super) async fn run(
-    mut hall: Hall,
-    mut boards: Vec<Board>,
+    assigner: Assigner,
     mut requests: mpsc::UnboundedReceiver<AssignRequest>,
     shared: Shared,
     tasks: TaskTracker,
-    known: tokio::sync::watch::Sender<Vec<Board>>,
 ) {
+    let Assigner { mut hall, mut boards, offered, known } = assigner;
     loop {
         let request = tokio::select! {
             () = shared.shutdown.cancelled() => return,
@@ -32,7 +46,12 @@ pub(super) async fn run(
         let AssignRequest { mut board, by, reply } = request;
         let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
         board.assigned = Some(format!("{now} by {by}"));
-        let answer = assign(&mut hall, &mut boards, board).await.map(|started| {
+        let offered_now = is_offered(&offered.borrow(), &board);
+        let answer = match offered_now {
+            Ok(()) => assign(&mut hall, &mut boards, board).await,
+            Err(why) => Err(why),
+        };
+        let answer = answer.map(|started| {
             let said = format!(
                 "board {} ({} {}) assigned, kept in {}: its session starts now",
                 started.name,
@@ -51,6 +70,33 @@ pub(super) async fn run(
             said
         });
         let _ = reply.send(answer);
+    }
+}
+
+/// Whether the search found `board` (its family, and its serial number or
+/// port) at its last look.
+fn is_offered(offered: &[Offered], board: &boardcast::config::AssignedBoard) -> Result<(), String> {
+    let found = offered.iter().any(|o| {
+        o.family == board.protocol
+            && match (&board.serial, &board.port) {
+                (Some(serial), _) => {
+                    o.serial.as_deref().is_some_and(|s| boardcast::shell::port::same_serial(s, serial))
+                }
+                (None, Some(port)) => o.port == *port,
+                (None, None) => false,
+            }
+    });
+    let what = match (&board.serial, &board.port) {
+        (Some(serial), _) => format!("with serial number {serial}"),
+        (None, Some(port)) => format!("on {}", port.display()),
+        (None, None) => String::new(),
+    };
+    match found {
+        true => Ok(()),
+        false => Err(format!(
+            "refused: no {} board {what} is offered now (only a board the daemon found at its last look, every hall.probe_interval_s, may be assigned; plug it in and wait for its row)",
+            board.protocol
+        )),
     }
 }
 

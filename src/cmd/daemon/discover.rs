@@ -49,6 +49,14 @@ struct Seen {
     since_ms: i64,
 }
 
+/// A board offered for assignment: where, and what it told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Offered {
+    pub(super) port: PathBuf,
+    pub(super) family: &'static str,
+    pub(super) serial: Option<String>,
+}
+
 /// What the search needs.
 pub(super) struct Search {
     /// How often.
@@ -61,6 +69,8 @@ pub(super) struct Search {
     /// Where the list goes, and its topic.
     pub(super) items: mpsc::UnboundedSender<Item>,
     pub(super) topics: Topics,
+    /// The boards found at the last look: only these may be assigned.
+    pub(super) offered: tokio::sync::watch::Sender<Vec<Offered>>,
 }
 
 /// The topic of the boards found and not assigned.
@@ -111,6 +121,12 @@ pub(super) async fn run(mut search: Search, shutdown: CancellationToken) {
             now_found.insert(port.path.clone(), Seen { since_ms, ..seen });
         }
         found = now_found;
+        search.offered.send_replace(
+            found
+                .iter()
+                .map(|(port, s)| Offered { port: port.clone(), family: s.family, serial: s.serial.clone() })
+                .collect(),
+        );
         let list: Vec<(PathBuf, Seen)> = found.iter().map(|(p, s)| (p.clone(), s.clone())).collect();
         if published.as_ref() != Some(&list) {
             let _ = search.items.send(Item::Publish(publication(&topic, &search.topics, &list)));

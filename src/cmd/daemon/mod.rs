@@ -125,6 +125,7 @@ fn hall(
     tasks: &TaskTracker,
 ) {
     let (known_tx, known_rx) = tokio::sync::watch::channel(boards.to_vec());
+    let (offered_tx, offered_rx) = tokio::sync::watch::channel(Vec::new());
     if let (Some(feed), false) = (feed, hall.probe_interval.is_zero()) {
         let search = discover::Search {
             interval: hall.probe_interval,
@@ -132,6 +133,7 @@ fn hall(
             boards: known_rx,
             items: feed.items.clone(),
             topics: feed.topics.clone(),
+            offered: offered_tx,
         };
         tasks.spawn(
             discover::run(search, shared.shutdown.clone()).instrument(tracing::info_span!("hall", hall = "hall")),
@@ -140,7 +142,9 @@ fn hall(
     if let Some(console) = console {
         let (assigner, requests) = mpsc::unbounded_channel();
         console.set_assigner(assigner);
-        let run = assign::run(hall.clone(), boards.to_vec(), requests, shared.clone(), tasks.clone(), known_tx);
+        let run =
+            assign::Assigner { hall: hall.clone(), boards: boards.to_vec(), offered: offered_rx, known: known_tx };
+        let run = assign::run(run, requests, shared.clone(), tasks.clone());
         tasks.spawn(run.instrument(tracing::info_span!("hall", hall = "hall")));
     }
 }

@@ -9,7 +9,9 @@
 //! A port one of the daemon's boards holds is found in `/proc` (this
 //! process's own descriptors count here, unlike for `list-ports`): the
 //! daemon may run as root, and root's open goes through the exclusive lock
-//! a board's port has. The first look comes one interval after the start,
+//! a board's port has; a board's search by serial number and this one
+//! claim a port before asking it (`shell::probe::claim`), so they never ask
+//! one port at once. The first look comes one interval after the start,
 //! so that boards configured by serial number find their ports first; a
 //! board whose serial number is configured is never offered.
 
@@ -29,7 +31,7 @@ use boardcast::{
         holders::holders_in,
         port::same_serial,
         ports::candidates,
-        probe::{Probed, probe},
+        probe::{Probed, claim, probe},
     },
 };
 use boardcast_core::publish::{Item, Publication, Qos, topics::Topics};
@@ -94,7 +96,13 @@ pub(super) async fn run(mut search: Search, shutdown: CancellationToken) {
             if shutdown.is_cancelled() {
                 break;
             }
-            if configured_here(&boards, &port.path) || held(&port.path) {
+            if configured_here(&boards, &port.path) {
+                continue;
+            }
+            // Claimed first, then checked: a board's search by serial number
+            // opens the port it found while it has the claim.
+            let Some(_claim) = claim(&port.path) else { continue };
+            if held(&port.path) {
                 continue;
             }
             let Probed::Board(board) = probe(&port.path, PROBE_WAIT).await else { continue };

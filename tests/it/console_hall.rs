@@ -7,7 +7,8 @@
 //! it anyway; an operator assigns it (number, name, players) and its game
 //! reaches its PGN file and the live feed; after a restart (SIGTERM, start
 //! again) the assignment and its players are still there, and `config
-//! check` names the state file and the board it adds. The DGT board's Sync
+//! check` names the state file and the board it adds; public accounts and
+//! anonymous clients never read the list of boards found. The DGT board's Sync
 //! is the live one, not the public status's, 60 s late.
 
 use std::{
@@ -20,10 +21,10 @@ use serde_json::{Value, json};
 
 use crate::{
     displays::{Browser, console_logged_in},
-    security::{GAMES, game_started, hall_with_broker, mosquitto_installed},
+    security::{GAMES, game_started, hall_with_broker, mosquitto_installed, runtime},
     support::{
         live::{Hall, game_san, pgn_moves, stop, synth_events, wait},
-        mqtt::{free_port, wait_listening},
+        mqtt::{Subscriber, free_port, wait_listening},
     },
 };
 
@@ -34,8 +35,8 @@ fn state_file(hall: &Hall) -> std::path::PathBuf {
 
 /// A hall with the console on a free port, board b1 (DGT) configured, the
 /// link `mil` asked for boards every second, and the public tree 60 s late.
-fn hall_with_an_unconfigured_board(name: &str) -> (Hall, u16) {
-    let (hall, _, _) = hall_with_broker(name, "");
+fn hall_with_an_unconfigured_board(name: &str) -> (Hall, u16, u16) {
+    let (hall, mqtt, _) = hall_with_broker(name, "");
     let port = free_port();
     let config = hall.dir.join("boardcast.toml");
     let text = std::fs::read_to_string(&config)
@@ -45,7 +46,7 @@ fn hall_with_an_unconfigured_board(name: &str) -> (Hall, u16) {
         .replace("[mqtt]\nbridge_id = \"hall\"\n", "[mqtt]\nbridge_id = \"hall\"\npublic_delay_s = 60\n");
     let text = format!("{text}[discovery]\nextra_ports = [\"{}\"]\n", hall.link("mil").display());
     std::fs::write(&config, text).unwrap();
-    (hall, port)
+    (hall, port, mqtt)
 }
 
 /// Opens the console logged in as `account`.
@@ -81,10 +82,11 @@ fn an_unconfigured_board_is_assigned_in_the_console_and_stays_assigned_after_a_r
     if !mosquitto_installed() {
         return;
     }
-    let (hall, port) = hall_with_an_unconfigured_board("console-assign");
+    let (hall, port, mqtt) = hall_with_an_unconfigured_board("console-assign");
     let Some(browser) = Browser::start(&hall.dir.join("chromium")) else { return };
     let op = hall.account("op", "operator");
     let arbiter = hall.account("arbiter", "live");
+    let tv = hall.account("tv", "public");
     // The Millennium board: game 5 of the file, its first move two minutes
     // of the game's time after the start position (12 s read at the test's
     // speed): the daemon's probes read it for moments before it is
@@ -119,6 +121,24 @@ fn an_unconfigured_board_is_assigned_in_the_console_and_stays_assigned_after_a_r
     assert_eq!(row[3].as_str().map(|f| f != "–"), Some(true), "its firmware version: {row}");
     assert_eq!(row[4], true, "{row}");
     assert!(row[5].as_str().unwrap().contains("only an operator account may"), "{row}");
+    // The list is on the live tree: an arbiter's account reads it, a public
+    // account and an anonymous client do not.
+    let runtime = runtime();
+    let filter = "boardcast/v1/live/unassigned/#";
+    let live = Subscriber::start_as(&runtime, mqtt, filter, "t-live", "arbiter", &arbiter);
+    let public = Subscriber::start_as(&runtime, mqtt, filter, "t-public", "tv", &tv);
+    let anonymous = Subscriber::start(&runtime, mqtt, filter, "t-anonymous");
+    assert!(
+        live.wait_for(Duration::from_secs(10), |r| r.iter().any(|m| m.json["boards"][0]["family"] == "millennium")),
+        "{:?}",
+        live.received().iter().map(|m| m.json.clone()).collect::<Vec<_>>()
+    );
+    for (who, subscriber) in [("public", &public), ("anonymous", &anonymous)] {
+        assert!(subscriber.wait_subscribed(Duration::from_secs(10)), "{who} subscribed");
+        // A retained message comes right after the subscription, if at all.
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(subscriber.received().is_empty(), "{who} read the list of boards not assigned");
+    }
     // b1's Sync is the live one: in sync since its first move, while the
     // public status still says awaiting the start for a minute.
     let sync = browser.wait_for(

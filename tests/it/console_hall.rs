@@ -20,6 +20,7 @@ use std::{
 use serde_json::{Value, json};
 
 use crate::{
+    console::{cookie, login, request as http_request},
     displays::{Browser, console_logged_in},
     security::{GAMES, game_started, hall_with_broker, mosquitto_installed, runtime},
     support::{
@@ -163,6 +164,19 @@ fn an_unconfigured_board_is_assigned_in_the_console_and_stays_assigned_after_a_r
     let clash = post_assign(&browser, &json!({"family": "millennium", "port": link, "board": "9", "name": "b1"}));
     assert_eq!((clash[0].clone(), clash[1].clone()), (json!(409), json!("refused")), "{clash}");
     assert!(!state_file(&hall).exists(), "nothing written for a refused board");
+    // Without the page's Origin (another site's page, a script): refused
+    // before anything else, as every change.
+    let session = cookie(&login(port, "op", &op));
+    let body = json!({"family": "millennium", "port": link, "board": "7"}).to_string();
+    let foreign = http_request(
+        port,
+        "POST",
+        "/api/assign",
+        &[("Cookie", session.as_str()), ("Origin", "http://evil.example")],
+        &body,
+    );
+    assert_eq!(foreign.status, 403, "{}", foreign.body);
+    assert!(!state_file(&hall).exists(), "nothing written for another site's page");
     // A device the daemon found no board on: refused.
     let elsewhere = post_assign(&browser, &json!({"family": "millennium", "port": "/dev/null", "board": "9"}));
     assert_eq!((elsewhere[0].clone(), elsewhere[1].clone()), (json!(409), json!("refused")), "{elsewhere}");

@@ -5,7 +5,9 @@
 // operator key, which never reaches the browser. The live tree is read
 // over MQTT with the same account, kept in sessionStorage for this tab as
 // the other pages keep theirs (displays.js). The hall view lists every
-// board a bridge publishes a status for, with Identify and Flip.
+// board a bridge publishes a status for, with Identify and Flip, its Sync
+// from the live state (undelayed), and the boards found but not assigned
+// (console-assign.js).
 // GPL-3.0-or-later.
 'use strict';
 (async () => {
@@ -64,6 +66,7 @@
   $('logout').hidden = false;
   $('console').hidden = false;
   $('filter-label').hidden = false;
+  window.ConsoleAssign.start(who, post);
   if (!who.may_change) {
     // The daemon refuses these commands for this account anyway; the
     // controls say so before anyone tries.
@@ -240,16 +243,20 @@
     const body = $('hall-boards').tBodies[0];
     body.textContent = '';
     const rows = [...statuses.values()].sort(byLabel);
-    $('hall-empty').hidden = rows.length > 0;
+    $('hall-empty').hidden = rows.length > 0 || $('hall-unassigned').rows.length > 0;
     for (const { bridge: from, status: s } of rows) {
       const gone = bridgesOnline.get(from) === 'offline';
       const tr = document.createElement('tr');
       tr.dataset.board = s.board;
       tr.dataset.bridge = from;
       tr.dataset.connection = s.connection;
-      tr.dataset.sync = s.sync;
-      tr.classList.toggle('gone', gone);
       const state = states.get(s.board);
+      // The status topic's sync is the public one, public_delay_s late; a
+      // logged-in console reads the live state, whose status is the board's
+      // sync now.
+      const sync = (state && state.status) || s.sync;
+      tr.dataset.sync = sync;
+      tr.classList.toggle('gone', gone);
       const last = state && state.last_move;
       if (last && last.status === 'made') tr.classList.add('provisional');
       const number = last ? `${Math.ceil(last.ply / 2)}${last.color === 'white' ? '.' : '…'} ${last.san}` : '–';
@@ -261,7 +268,7 @@
         ['serial', 'Serial', B.esc(s.serial || '–')],
         ['port', 'Port', B.esc(s.port || 'found by serial')],
         ['connection', 'Connection', `${B.esc(connection)}<span class="since">${B.esc(since)}</span>`],
-        ['sync', 'Sync', B.esc((s.sync || '').replace(/_/g, ' '))],
+        ['sync', 'Sync', B.esc((sync || '').replace(/_/g, ' '))],
         ['battery', 'Battery', s.battery_percent == null ? 'cable' : `${B.esc(s.battery_percent)} %`],
         ['firmware', 'Firmware', B.esc(s.firmware || '–')],
         ['clock', 'Clock', B.esc(CLOCKS[s.clock] || 'not reported')],
@@ -326,11 +333,13 @@
   // a tablet in a large hall).
   window.BoardcastConsole.client = await B.connect(cfg, 'live',
     [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`,
-      `${root}/bridges/+/status`, `${root}/bridges/+/boards/+/status`],
+      `${root}/bridges/+/status`, `${root}/bridges/+/boards/+/status`, `${root}/live/unassigned/+`],
     (t, m) => {
       // After this handler has drawn what it draws.
       setTimeout(() => window.dispatchEvent(new CustomEvent('boardcast:message', { detail: { topic: t, message: m } })));
-      if (t.startsWith(`${root}/bridges/`) && t.endsWith('/status')) {
+      if (t.startsWith(`${root}/live/unassigned/`)) {
+        window.ConsoleAssign.found(t.slice(`${root}/live/unassigned/`.length), m);
+      } else if (t.startsWith(`${root}/bridges/`) && t.endsWith('/status')) {
         const [from, ...rest] = t.slice(`${root}/bridges/`.length).split('/');
         if (rest.length === 1) bridgesOnline.set(from, m.status);
         else statuses.set(`${from}\n${m.board}`, { bridge: from, status: m });

@@ -76,8 +76,9 @@ const Boardcast = (() => {
     });
     client.on('message', (topic, payload, packet) => {
       // An analysis cleared (an empty retained message: the engine gave
-      // up on the position) must take the evaluation off the page.
-      if (payload.length === 0 && topic.endsWith('/analysis')) {
+      // up on the position) must take the evaluation off the page; so must
+      // a bridge's list of boards not assigned when the bridge stops.
+      if (payload.length === 0 && (topic.endsWith('/analysis') || topic.includes('/live/unassigned/'))) {
         onMessage(topic, null, packet.retain);
         return;
       }

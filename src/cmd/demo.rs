@@ -219,6 +219,7 @@ fn demo_config(
          [recording]\ndir = {captures}\n\n\
          [pgn]\ndir = {pgn}\n\n\
          [operator]\nkey_file = {key}\n\n\
+         [hall]\nstate_file = {state}\n\n\
          [broadcast]\nevent = \"demo\"\nround = \"1\"\n\n\
          [link]\nreconnect_max_ms = 2000\n\n\
          [mqtt]\nbridge_id = \"demo\"\npublic_delay_s = {delay}\n\n\
@@ -229,6 +230,7 @@ fn demo_config(
         captures = path("captures"),
         pgn = path("pgn"),
         key = path("operator.key"),
+        state = path("assigned-boards.json"),
         delay = args.public_delay_s,
         accounts = path("accounts"),
     );

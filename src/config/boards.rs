@@ -152,12 +152,18 @@ fn tag_of(board: &Board, name: &str) -> String {
     board.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default()
 }
 
-/// How a board's keys are named in messages: `boards[2].port`.
-struct BoardKeys(usize);
+/// How a board's keys are named in messages: `boards[2].port` (a board
+/// of the state file: `<file> boards[0].port`).
+pub(super) struct BoardKeys(pub(super) String);
 
 impl BoardKeys {
+    /// The keys of the configuration's board `index`.
+    fn nth(index: usize) -> Self {
+        Self(format!("boards[{index}]"))
+    }
+
     fn key(&self, name: &str) -> String {
-        format!("boards[{}].{name}", self.0)
+        format!("{}.{name}", self.0)
     }
 }
 
@@ -315,7 +321,7 @@ impl Config {
     pub fn boards(&self) -> Result<Vec<Board>, ConfigError> {
         let mut boards: Vec<Board> = Vec::new();
         for (i, b) in self.boards.iter().enumerate() {
-            let board = self.board(&BoardKeys(i), b, &boards)?;
+            let board = self.board(&BoardKeys::nth(i), b, &boards)?;
             boards.push(board);
         }
         self.pair_boards(&mut boards)?;
@@ -328,7 +334,7 @@ impl Config {
     fn pair_boards(&self, boards: &mut [Board]) -> Result<(), ConfigError> {
         let mut pairs: Vec<(usize, usize, Duration)> = Vec::new();
         for (i, b) in self.boards.iter().enumerate() {
-            let keys = BoardKeys(i);
+            let keys = BoardKeys::nth(i);
             let Some(game) = &b.mirror_of else {
                 if let Some(ms) = b.diverge_after_ms {
                     return Err(error(
@@ -410,7 +416,7 @@ impl Config {
     }
 
     /// Board `keys.0` of the file, checked against the boards before it.
-    fn board(&self, keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<Board, ConfigError> {
+    pub(super) fn board(&self, keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<Board, ConfigError> {
         self.check_names(keys, b, before)?;
         let protocol = protocol_of(keys, b)?;
         let find = find_of(keys, b, before)?;

@@ -12,6 +12,7 @@ mod analysis;
 mod boards;
 mod broadcast;
 mod files;
+mod hall;
 mod http;
 mod judging;
 mod lichess;
@@ -28,6 +29,7 @@ pub use self::{
     boards::{Board, BoardConfig, DiscoveryConfig, FindBoard, Pairing},
     broadcast::BroadcastConfig,
     files::{PgnConfig, RecordingConfig},
+    hall::{AssignedBoard, HallConfig, StateError, StateFile, StateOrConfig},
     http::{ConsoleSettings, Http, HttpConfig},
     judging::{LinkSettings, ReconstructionConfig},
     lichess::{Lichess, LichessConfig},
@@ -61,6 +63,8 @@ pub struct Config {
     pub link: LinkSettings,
     /// Finding boards by serial number.
     pub discovery: DiscoveryConfig,
+    /// Boards not configured: looked for, and assigned in the console.
+    pub hall: HallConfig,
     /// The event and round boards belong to unless they say otherwise.
     pub broadcast: BroadcastConfig,
     /// The MQTT feed.

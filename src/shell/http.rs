@@ -65,6 +65,7 @@ const ASSETS: &[Asset] = &[
     asset!("/console-game.js", "console-game.js", JS),
     asset!("/console-alerts.js", "console-alerts.js", JS),
     asset!("/console-views.css", "console-views.css", CSS),
+    asset!("/console-assign.js", "console-assign.js", JS),
     asset!("/mqtt.min.js", "mqtt.min.js", JS),
     asset!("/vendor/chessground.min.js", "vendor/chessground.min.js", JS),
     asset!("/vendor/chessground.base.css", "vendor/chessground.base.css", CSS),

@@ -139,15 +139,29 @@ async fn locate_and_open(settings: &PortSettings) -> Result<(SerialStream, PathB
         Locate::Serial { family, serial, extra_ports } => {
             let mut found = None;
             for port in candidates(extra_ports) {
+                // Another task of the daemon asking the port (the search
+                // for boards not configured) has it for a moment at most.
+                let claim = loop {
+                    if let Some(claim) = super::probe::claim(&port.path) {
+                        break claim;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                };
                 if let Probed::Board(Found { serial: Some(answer), .. }) =
                     probe_family(&port.path, PROBE_WAIT, family).await
                     && same_serial(&answer, serial)
                 {
-                    found = Some(port.path);
+                    found = Some((port.path, claim));
                     break;
                 }
             }
-            found.ok_or_else(|| format!("no board with serial number {serial} answers on any serial port"))?
+            let (path, claim) =
+                found.ok_or_else(|| format!("no board with serial number {serial} answers on any serial port"))?;
+            // Opened while still claimed: the search for boards not
+            // configured then finds it held.
+            let stream = open(&path, settings.baud).map_err(|e| format!("{}: {e}", path.display()))?;
+            drop(claim);
+            return Ok((stream, path));
         }
     };
     let stream = open(&path, settings.baud).map_err(|e| format!("{}: {e}", path.display()))?;

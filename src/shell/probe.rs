@@ -10,7 +10,10 @@
 //! asked (a Millennium board for its version, a DGT board for its version
 //! and serial number).
 
-use std::{path::Path, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_serial::{DataBits, FlowControl, Parity, SerialPortBuilderExt, SerialStream, StopBits};
@@ -20,6 +23,35 @@ use boardcast_core::protocol::{
     Family,
     probe::{Found, Probing, rounds},
 };
+
+/// The ports this process is asking or opening now, by their device
+/// (links resolved): the daemon's search for boards not configured and a
+/// board's search by serial number each claim a port before asking it, so
+/// that they never ask one port at once (as root, the exclusive open does
+/// not keep a second opener out, and each would read the other's answers).
+static CLAIMED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A port claimed by this process until dropped ([`claim`]).
+#[derive(Debug)]
+pub struct Claim(PathBuf);
+
+/// Claims `path` for asking or opening it; `None` while another task of
+/// this process has it.
+pub fn claim(path: &Path) -> Option<Claim> {
+    let device = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let mut claimed = CLAIMED.lock().expect("not poisoned");
+    if claimed.contains(&device) {
+        return None;
+    }
+    claimed.push(device.clone());
+    Some(Claim(device))
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        CLAIMED.lock().expect("not poisoned").retain(|d| *d != self.0);
+    }
+}
 
 /// What a probe found on a port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,5 +170,20 @@ impl std::fmt::Display for Probed {
             }
             Self::Failed(error) => write!(f, "cannot open: {error}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_is_claimed_by_one_task_at_a_time_and_freed_when_dropped() {
+        let path = Path::new("/nonexistent/boardcast-claim-test");
+        let first = claim(path).expect("free");
+        assert!(claim(path).is_none(), "claimed already");
+        assert!(claim(Path::new("/nonexistent/boardcast-claim-other")).is_some(), "another port is free");
+        drop(first);
+        assert!(claim(path).is_some(), "free again");
     }
 }

@@ -30,10 +30,10 @@ use crate::{
 };
 
 /// An answer: status, headers (lowercase names), body.
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
@@ -48,7 +48,7 @@ impl Answer {
 
 /// One request to the daemon's HTTP server, as a browser (or a stranger's
 /// script) would send it.
-fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+pub(crate) fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut text = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
@@ -83,14 +83,14 @@ fn hall_with_console(name: &str, http: &str) -> (Hall, u16) {
 }
 
 /// `POST /api/login` from the page's own origin.
-fn login(port: u16, account: &str, password: &str) -> Answer {
+pub(crate) fn login(port: u16, account: &str, password: &str) -> Answer {
     let origin = format!("http://127.0.0.1:{port}");
     let body = json!({"account": account, "password": password}).to_string();
     request(port, "POST", "/api/login", &[("Origin", &origin)], &body)
 }
 
 /// The `boardcast-session=…` pair of a log-in's Set-Cookie.
-fn cookie(answer: &Answer) -> String {
+pub(crate) fn cookie(answer: &Answer) -> String {
     answer
         .header("set-cookie")
         .unwrap_or_else(|| panic!("no cookie: {}", answer.body))

@@ -12,7 +12,8 @@
 //!   stranger on the hall network cannot do to the feed; [`reload`]: accounts and
 //!   certificates reloaded on SIGHUP;
 //! - [`displays`]: the pages in headless Chromium; [`console_game`]: the
-//!   console's game and alert views; [`analysis`]: engine
+//!   console's game and alert views; [`console_hall`]: boards
+//!   not configured, assigned in the console and kept over a restart; [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`livechess`]: DGT LiveChess's clients (a PyPI helper, a browser
@@ -33,6 +34,7 @@ mod cli;
 mod commands;
 mod console;
 mod console_game;
+mod console_hall;
 mod displays;
 mod hardening;
 mod lichess;

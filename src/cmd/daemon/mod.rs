@@ -6,8 +6,10 @@
 //! certificate (`reload.rs`).
 
 mod analysis;
+mod assign;
 mod board;
 mod deliver;
+mod discover;
 mod feed;
 mod http;
 mod livechess;
@@ -108,6 +110,42 @@ async fn supervised(board: Board, shared: Shared) {
         tracing::error!(
             "giving up on this board after 5 failures in 10 minutes (the other boards go on; restart the daemon once it is fixed): {why}"
         );
+    }
+}
+
+/// Boards not configured: looked for at an interval (when there is a feed
+/// to show them on), and assigned from the console (when it is served);
+/// both tasks end at shutdown, in `tasks`.
+fn hall(
+    hall: &plan::Hall,
+    boards: &[Board],
+    console: Option<&Console>,
+    feed: Option<&feed::FeedStarted>,
+    shared: &Shared,
+    tasks: &TaskTracker,
+) {
+    let (known_tx, known_rx) = tokio::sync::watch::channel(boards.to_vec());
+    let (offered_tx, offered_rx) = tokio::sync::watch::channel(Vec::new());
+    if let (Some(feed), false) = (feed, hall.probe_interval.is_zero()) {
+        let search = discover::Search {
+            interval: hall.probe_interval,
+            extra_ports: shared.extra_ports.clone(),
+            boards: known_rx,
+            items: feed.items.clone(),
+            topics: feed.topics.clone(),
+            offered: offered_tx,
+        };
+        tasks.spawn(
+            discover::run(search, shared.shutdown.clone()).instrument(tracing::info_span!("hall", hall = "hall")),
+        );
+    }
+    if let Some(console) = console {
+        let (assigner, requests) = mpsc::unbounded_channel();
+        console.set_assigner(assigner);
+        let run =
+            assign::Assigner { hall: hall.clone(), boards: boards.to_vec(), offered: offered_rx, known: known_tx };
+        let run = assign::run(run, requests, shared.clone(), tasks.clone());
+        tasks.spawn(run.instrument(tracing::info_span!("hall", hall = "hall")));
     }
 }
 
@@ -255,6 +293,7 @@ pub(crate) async fn serve(
     });
     drop(requests_tx);
     let tasks = TaskTracker::new();
+    hall(&plan.hall, &plan.boards, console.as_deref(), started.as_ref(), &shared, &tasks);
     for board in plan.boards {
         let span = tracing::info_span!("board", board = %board.name);
         tasks.spawn(supervised(board, shared.clone()).instrument(span));

@@ -11,7 +11,7 @@ use boardcast::{
     accounts::Role,
     config::{
         Analysis, Board, BrokerChoice, Config, ConfigError, EmbeddedKind, FindBoard, Http, Lichess, LiveChess, Mqtt,
-        Pairing, Speech,
+        Pairing, Speech, StateFile, StateOrConfig,
     },
     shell::lichess::Token,
 };
@@ -57,20 +57,53 @@ pub(crate) struct Plan {
     pub(crate) site: Option<String>,
     /// `None`: no engine analysis (`analysis.enabled = false`).
     pub(crate) analysis: Option<Analysis>,
+    /// Boards not configured: looked for, assigned, kept in the state file.
+    pub(crate) hall: Hall,
+}
+
+/// What the daemon needs to look for boards not configured and to assign
+/// them (`[hall]`).
+#[derive(Clone, Debug)]
+pub(crate) struct Hall {
+    /// The configuration, which an assigned board is checked against and
+    /// takes its defaults from.
+    pub(crate) config: Config,
+    /// The state file (`hall.state_file`).
+    pub(crate) state_file: PathBuf,
+    /// What it holds now.
+    pub(crate) state: StateFile,
+    /// The names of the boards it added.
+    pub(crate) assigned: Vec<String>,
+    /// How often unheld ports are asked what is behind them; zero: never.
+    pub(crate) probe_interval: Duration,
 }
 
 impl Plan {
     /// The plan for a configuration read from `sources`.
     pub(crate) fn from_config(config: &Config, sources: &str) -> anyhow::Result<Self> {
         let in_sources = |e: ConfigError| anyhow!("{e} (configuration read from {sources})");
-        let mut boards = config.boards().map_err(in_sources)?;
+        let state_file = config.hall.state_file.clone();
+        let state = StateFile::read(&state_file)?;
+        let mut boards = config.boards_with(&state, &state_file).map_err(|e| match e {
+            StateOrConfig::Config(e) => in_sources(e),
+            StateOrConfig::State(e) => anyhow!(e),
+        })?;
+        let assigned = state.boards.iter().map(|b| b.name.clone()).collect();
         let unplaced = config.apply_pairings(&mut boards).map_err(in_sources)?;
         if boards.is_empty() {
             bail!(
-                "no boards configured (read from {sources}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one"
+                "no boards configured (read from {sources}) or assigned (in {}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one",
+                state_file.display()
             );
         }
         Ok(Self {
+            hall: Hall {
+                config: config.clone(),
+                state_file,
+                state,
+                assigned,
+                probe_interval: Duration::from_secs(config.hall.probe_interval_s),
+            },
             boards,
             reconstruction: config.reconstructor().map_err(in_sources)?,
             link: config.link().map_err(in_sources)?,
@@ -124,7 +157,15 @@ fn with_password_file(mut mqtt: Mqtt) -> anyhow::Result<Mqtt> {
 impl Plan {
     /// What `run` would build, one line per part, as `config check` says it.
     pub(crate) fn describe(&self) -> anyhow::Result<Vec<String>> {
-        let mut lines: Vec<String> = self.boards.iter().map(describe_board).collect();
+        let mut lines: Vec<String> = self
+            .boards
+            .iter()
+            .map(|b| match self.hall.assigned.contains(&b.name) {
+                true => format!("{} (assigned in the console)", describe_board(b)),
+                false => describe_board(b),
+            })
+            .collect();
+        lines.push(self.describe_hall());
         if !self.extra_ports.is_empty() {
             let extra: Vec<String> = self.extra_ports.iter().map(|p| p.display().to_string()).collect();
             lines.push(format!("also probed for boards: {}", extra.join(", ")));
@@ -310,6 +351,22 @@ impl Plan {
 }
 
 impl Plan {
+    /// The state file and the boards it adds; looking for the others.
+    fn describe_hall(&self) -> String {
+        let file = std::path::absolute(&self.hall.state_file).unwrap_or_else(|_| self.hall.state_file.clone());
+        let added = match self.hall.assigned.as_slice() {
+            [] => "no board assigned yet".to_owned(),
+            names => format!("adds board(s) {}", names.join(", ")),
+        };
+        let looking = match self.hall.probe_interval.as_secs() {
+            0 => "boards not configured are not looked for (hall.probe_interval_s = 0)".to_owned(),
+            s => format!(
+                "serial ports no board holds are asked every {s} s for boards not configured, shown to operators in the console's hall to be assigned"
+            ),
+        };
+        format!("state file: {} (hall.state_file): {added}; {looking}", file.display())
+    }
+
     /// Engine analysis: which engine, how much of it, where it goes.
     fn describe_analysis(&self) -> String {
         let Some(analysis) = &self.analysis else {

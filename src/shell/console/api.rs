@@ -1,8 +1,9 @@
 //! The console's HTTP API under `/api/`: `POST /api/login` (JSON
 //! `{account, password}`), `POST /api/logout`, `GET /api/session`, and
 //! `GET /api/legal?fen=…` (a position's legal moves, [`super::legal`]),
-//! and `POST /api/command` (a command request of docs/operator.md without
-//! `id`, `ts_ms` and the MAC, with an optional `bridge`). Every POST must
+//! `POST /api/command` (a command request of docs/operator.md without
+//! `id`, `ts_ms` and the MAC, with an optional `bridge`), and `POST
+//! /api/assign` (`assign.rs`). Every POST must
 //! carry the page's own `Origin` (a page of another site cannot make a
 //! logged-in browser change a game); answers are JSON, never cached.
 //! Passwords are read from the body only and never logged.
@@ -49,7 +50,7 @@ where
     match (method, path.as_str()) {
         (Method::GET, "/api/session") => session(&request, console),
         (Method::GET, "/api/legal") => legal(&request, console),
-        (Method::POST, "/api/login" | "/api/logout" | "/api/command") => {
+        (Method::POST, "/api/login" | "/api/logout" | "/api/command" | "/api/assign") => {
             if !same_origin(&request) {
                 return text(
                     StatusCode::FORBIDDEN,
@@ -59,16 +60,17 @@ where
             match path.as_str() {
                 "/api/login" => login(request, peer, console).await,
                 "/api/logout" => logout(&request, console),
+                "/api/assign" => super::assign::assign(request, console).await,
                 _ => command(request, peer, console).await,
             }
         }
-        (_, "/api/session" | "/api/legal" | "/api/login" | "/api/logout" | "/api/command") => text(
+        (_, "/api/session" | "/api/legal" | "/api/login" | "/api/logout" | "/api/command" | "/api/assign") => text(
             StatusCode::METHOD_NOT_ALLOWED,
-            "GET /api/session, /api/legal; POST /api/login, /api/logout, /api/command",
+            "GET /api/session, /api/legal; POST /api/login, /api/logout, /api/command, /api/assign",
         ),
         _ => text(
             StatusCode::NOT_FOUND,
-            "no such API: /api/login, /api/logout, /api/session, /api/legal, /api/command (docs/operator.md)",
+            "no such API: /api/login, /api/logout, /api/session, /api/legal, /api/command, /api/assign (docs/operator.md)",
         ),
     }
 }
@@ -88,7 +90,7 @@ fn over_tls<B>(request: &Request<B>) -> bool {
 }
 
 /// The session token in the request's cookies.
-fn token<B>(request: &Request<B>) -> Option<String> {
+pub(super) fn token<B>(request: &Request<B>) -> Option<String> {
     request
         .headers()
         .get_all(header::COOKIE)
@@ -312,7 +314,7 @@ where
 }
 
 /// The body as JSON, if it is JSON and no longer than `limit`.
-async fn json_body<B>(request: Request<B>, limit: usize) -> Option<Value>
+pub(super) async fn json_body<B>(request: Request<B>, limit: usize) -> Option<Value>
 where
     B: Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -321,11 +323,11 @@ where
     serde_json::from_slice(&body).ok()
 }
 
-fn not_logged_in() -> Response<Full<Bytes>> {
+pub(super) fn not_logged_in() -> Response<Full<Bytes>> {
     answer(StatusCode::UNAUTHORIZED, &json!({"error": "not logged in"}))
 }
 
-fn answer(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
+pub(super) fn answer(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
     respond(status, "application/json", body.to_string())
 }
 

@@ -3,7 +3,8 @@
 //! commands signed here, with the operator key that never reaches the
 //! browser, and sent to a bridge as `boardcast ctl` sends them
 //! ([`api`], through `shell::mqtt::ask`); the legal moves its board
-//! offers come from the core ([`legal`]). `operator` accounts change
+//! offers come from the core ([`legal`]); an operator assigns a board
+//! not configured ([`assign`]). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
 //! `[http] live_may_change` allows; `public` accounts get no console.
 //! Failed log-ins are slowed per address and per account by the core's
@@ -11,11 +12,12 @@
 //! log.
 
 pub mod api;
+pub mod assign;
 pub mod legal;
 pub mod session;
 
 use std::{
-    sync::{Arc, Mutex, RwLock},
+    sync::{Arc, Mutex, OnceLock, RwLock},
     time::{Duration, Instant},
 };
 
@@ -60,6 +62,9 @@ pub struct Console {
     logins: Mutex<Logins>,
     /// The origin of the tracker's time.
     origin: Instant,
+    /// Where an operator's assignment of a board goes (`assign.rs`); unset:
+    /// this daemon assigns none.
+    assigner: OnceLock<assign::Assigner>,
 }
 
 impl Console {
@@ -74,7 +79,13 @@ impl Console {
             commander,
             logins: Mutex::new(Logins::new(LoginLimits::default())),
             origin: Instant::now(),
+            assigner: OnceLock::new(),
         }
+    }
+
+    /// Operators' assignments of boards go to `assigner` from now on.
+    pub fn set_assigner(&self, assigner: assign::Assigner) {
+        let _ = self.assigner.set(assigner);
     }
 
     /// The accounts file was read again (SIGHUP): log-ins follow it, and

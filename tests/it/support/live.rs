@@ -141,6 +141,7 @@ impl Hall {
              [reconstruction]\nsettle_ms = {settle}\ntouch_min_ms = {touch}\nout_of_sync_ms = {sync}\n\
              gesture_hold_ms = {gesture}\npress_grace_ms = {grace}\nquiet_completion_ms = {quiet}\n\
              [link]\nreconnect_max_ms = 300\n[operator]\nkey_file = \"{dir}/operator.key\"\n\
+             [hall]\nstate_file = \"{dir}/assigned-boards.json\"\nprobe_interval_s = 0\n\
              [http]\nenabled = false\n",
             dir = self.dir.display(),
             settle = 300 / SPEED,

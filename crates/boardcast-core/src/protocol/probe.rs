@@ -16,6 +16,13 @@ pub struct Found {
     pub(crate) version: Option<String>,
 }
 
+impl Found {
+    /// Its firmware version, if the family's answer names one.
+    pub fn firmware(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+}
+
 impl std::fmt::Display for Found {
     /// What `list-ports` says: `DGT board, serial 03921, firmware 1.2`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,0 +1,145 @@
+//! `POST /api/assign`: an operator assigns a board found plugged in but not
+//! configured (the hall's "not assigned" rows) — its number or label, its
+//! name, and optionally its players. Only `operator` accounts may; the
+//! request must come from the page's own origin like every POST (checked
+//! by `api::handle` before this runs). The daemon itself checks the board
+//! as a `[[boards]]` table, writes it to the state file and starts its
+//! session (`cmd/daemon/assign.rs`); this side only reads the request,
+//! checks who asks, and hands it over.
+
+use std::time::Instant;
+
+use hyper::{Request, Response, StatusCode, body::Body};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::Console;
+use crate::{accounts::Role, config::AssignedBoard};
+
+/// The largest assignment body read.
+const MAX_ASSIGN_BYTES: usize = 4 * 1024;
+
+/// An assignment asked for, and where the daemon's answer goes.
+#[derive(Debug)]
+pub struct AssignRequest {
+    /// The board as the state file will hold it.
+    pub board: AssignedBoard,
+    /// Who asked (the account), for the log and the state file.
+    pub by: String,
+    /// `Ok`: what was done; `Err`: why it was refused.
+    pub reply: oneshot::Sender<Result<String, String>>,
+}
+
+/// Where the console hands assignments: the daemon's assigner.
+pub type Assigner = mpsc::UnboundedSender<AssignRequest>;
+
+/// A text field of the request: trimmed, `None` when empty; at most 100
+/// characters.
+fn field(body: &Value, name: &str) -> Result<Option<String>, String> {
+    match &body[name] {
+        Value::Null => Ok(None),
+        Value::String(s) if s.chars().count() > 100 => Err(format!("\"{name}\" is longer than 100 characters")),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
+        Value::String(s) => Ok(Some(s.trim().to_owned())),
+        _ => Err(format!("\"{name}\" is a text")),
+    }
+}
+
+/// The board the request describes.
+fn board_of(body: &Value) -> Result<AssignedBoard, String> {
+    let family = field(body, "family")?.ok_or("the request names no \"family\" (dgt, millennium, …)")?;
+    let label = field(body, "board")?.ok_or("the request gives no board number or label (\"board\")")?;
+    let name = field(body, "name")?.unwrap_or_else(|| label.clone());
+    let (port, serial) = (field(body, "port")?, field(body, "serial")?);
+    // A board that tells its serial number is found by it wherever it is
+    // plugged in next; the others stay on their port.
+    let (port, serial) = match serial {
+        Some(serial) => (None, Some(serial)),
+        None => (Some(port.ok_or("the request gives neither \"serial\" nor \"port\"")?.into()), None),
+    };
+    Ok(AssignedBoard {
+        name,
+        protocol: family,
+        port,
+        serial,
+        board: Some(label),
+        white: field(body, "white")?,
+        black: field(body, "black")?,
+        assigned: None,
+    })
+}
+
+/// `POST /api/assign` (the Origin already checked).
+pub(super) async fn assign<B>(
+    request: Request<B>,
+    console: &Console,
+) -> Response<http_body_util::Full<hyper::body::Bytes>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use super::api::{answer, json_body, not_logged_in};
+    let Some(who) = super::api::token(&request)
+        .and_then(|t| console.sessions.lock().expect("not poisoned").check(Instant::now(), &t))
+    else {
+        return not_logged_in();
+    };
+    let refused = |status: StatusCode, reason: String| answer(status, &json!({"status": "refused", "reason": reason}));
+    if who.role != Role::Operator {
+        tracing::warn!("console: {} ({}) was refused an assignment: not an operator", who.account, who.role);
+        return refused(
+            StatusCode::FORBIDDEN,
+            format!(
+                "the account {} is a {} account: only an operator account may assign a board",
+                who.account, who.role
+            ),
+        );
+    }
+    let Some(body) = json_body(request, MAX_ASSIGN_BYTES).await else {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "an assignment is a JSON object such as {\"family\": \"millennium\", \"port\": \"/dev/ttyACM3\", \"board\": \"7\", \"name\": \"board-7\", \"white\": \"…\", \"black\": \"…\"}".into(),
+        );
+    };
+    let board = match board_of(&body) {
+        Ok(board) => board,
+        Err(reason) => return refused(StatusCode::BAD_REQUEST, reason),
+    };
+    let Some(assigner) = console.assigner.get() else {
+        return refused(StatusCode::SERVICE_UNAVAILABLE, "this daemon does not assign boards".into());
+    };
+    let name = board.name.clone();
+    let (reply, answered) = oneshot::channel();
+    if assigner.send(AssignRequest { board, by: who.account.clone(), reply }).is_err() {
+        return refused(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into());
+    }
+    match answered.await {
+        Ok(Ok(done)) => {
+            tracing::info!("console: {} assigned board {name}: {done}", who.account);
+            answer(StatusCode::OK, &json!({"status": "done", "reason": done, "board": name}))
+        }
+        Ok(Err(why)) => {
+            tracing::info!("console: {} was refused board {name}: {why}", who.account);
+            refused(StatusCode::CONFLICT, why)
+        }
+        Err(_) => refused(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_board_with_a_serial_number_is_found_by_it_the_others_by_their_port() {
+        let dgt =
+            board_of(&json!({"family": "dgt", "serial": "03921", "port": "/dev/ttyACM0", "board": "12"})).unwrap();
+        assert_eq!((dgt.serial.as_deref(), dgt.port, dgt.name.as_str()), (Some("03921"), None, "12"));
+        let mil = board_of(&json!({"family": "millennium", "port": "/dev/ttyACM1", "board": " 7 ", "name": "mil-7", "white": "A", "black": ""}))
+            .unwrap();
+        assert_eq!(mil.port.as_deref(), Some(std::path::Path::new("/dev/ttyACM1")));
+        assert_eq!((mil.board.as_deref(), mil.white.as_deref(), mil.black), (Some("7"), Some("A"), None));
+        assert!(board_of(&json!({"family": "dgt", "board": "1"})).unwrap_err().contains("neither"));
+        assert!(board_of(&json!({"family": "dgt", "port": "/dev/x"})).unwrap_err().contains("board number"));
+    }
+}

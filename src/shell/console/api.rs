@@ -1,7 +1,9 @@
 //! The console's HTTP API under `/api/`: `POST /api/login` (JSON
 //! `{account, password}`), `POST /api/logout`, `GET /api/session`, and
 //! `POST /api/command` (a command request of docs/operator.md without
-//! `id`, `ts_ms` and the MAC, with an optional `bridge`). Every POST must
+//! `id`, `ts_ms` and the MAC, with an optional `bridge`), and the
+//! tournament panel's `GET /api/tournament` and `POST /api/pairings`
+//! (`round.rs`). Every POST must
 //! carry the page's own `Origin` (a page of another site cannot make a
 //! logged-in browser change a game); answers are JSON, never cached.
 //! Passwords are read from the body only and never logged.
@@ -18,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use boardcast_core::{operator::Command, publish::topics::Topics};
 
-use super::{Console, REPLY_TIMEOUT};
+use super::{Console, REPLY_TIMEOUT, round};
 use crate::{
     accounts::{self, Role},
     shell::mqtt::{ask, client::connect_options, mosquitto},
@@ -47,7 +49,11 @@ where
     let method = request.method().clone();
     match (method, path.as_str()) {
         (Method::GET, "/api/session") => session(&request, console),
-        (Method::POST, "/api/login" | "/api/logout" | "/api/command") => {
+        (Method::GET, "/api/tournament") => match logged_in(&request, console) {
+            Some(_) => answer(StatusCode::OK, &round::tournament(&console.round)),
+            None => not_logged_in(),
+        },
+        (Method::POST, "/api/login" | "/api/logout" | "/api/command" | "/api/pairings") => {
             if !same_origin(&request) {
                 return text(
                     StatusCode::FORBIDDEN,
@@ -57,15 +63,19 @@ where
             match path.as_str() {
                 "/api/login" => login(request, peer, console).await,
                 "/api/logout" => logout(&request, console),
+                "/api/pairings" => pairings(request, console).await,
                 _ => command(request, peer, console).await,
             }
         }
-        (_, "/api/session" | "/api/login" | "/api/logout" | "/api/command") => {
-            text(StatusCode::METHOD_NOT_ALLOWED, "GET /api/session; POST /api/login, /api/logout, /api/command")
+        (_, "/api/session" | "/api/login" | "/api/logout" | "/api/command" | "/api/tournament" | "/api/pairings") => {
+            text(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "GET /api/session, /api/tournament; POST /api/login, /api/logout, /api/command, /api/pairings",
+            )
         }
         _ => text(
             StatusCode::NOT_FOUND,
-            "no such API: /api/login, /api/logout, /api/session, /api/command (docs/operator.md)",
+            "no such API: /api/login, /api/logout, /api/session, /api/command, /api/tournament, /api/pairings (docs/operator.md)",
         ),
     }
 }
@@ -289,6 +299,31 @@ where
     };
     tracing::info!("console: {} from {peer}: {name} on {board} (bridge {bridge}): {status}: {reason}", who.account);
     answer(StatusCode::OK, &json!({"status": status, "reason": reason, "board": board, "bridge": bridge}))
+}
+
+/// The session of the request's cookie, if it is a live one.
+fn logged_in<B>(request: &Request<B>, console: &Console) -> Option<super::session::Who> {
+    token(request).and_then(|t| console.sessions.lock().expect("not poisoned").check(Instant::now(), &t))
+}
+
+/// `POST /api/pairings`: a pairings file's preview (`round.rs`).
+async fn pairings<B>(request: Request<B>, console: &Console) -> Response<Full<Bytes>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let Some(who) = logged_in(&request, console) else { return not_logged_in() };
+    let Some(body) = json_body(request, round::MAX_PAIRINGS_BYTES).await else {
+        return answer(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": format!(
+                "a preview is a JSON object {{\"text\": the file's text, \"round\": \"4\"}} of at most {} KiB",
+                round::MAX_PAIRINGS_BYTES / 1024
+            )}),
+        );
+    };
+    let (status, preview) = round::preview(&console.round, console.may(who.role, "next_round"), &body);
+    answer(status, &preview)
 }
 
 /// The body as JSON, if it is JSON and no longer than `limit`.

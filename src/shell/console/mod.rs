@@ -10,6 +10,7 @@
 //! log.
 
 pub mod api;
+pub mod round;
 pub mod session;
 
 use std::{
@@ -58,6 +59,8 @@ pub struct Console {
     logins: Mutex<Logins>,
     /// The origin of the tracker's time.
     origin: Instant,
+    /// The tournament panel's view of the daemon (`round.rs`).
+    pub round: round::Panel,
 }
 
 impl Console {
@@ -72,6 +75,7 @@ impl Console {
             commander,
             logins: Mutex::new(Logins::new(LoginLimits::default())),
             origin: Instant::now(),
+            round: round::Panel::default(),
         }
     }
 

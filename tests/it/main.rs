@@ -31,6 +31,7 @@ mod calibrate;
 mod cli;
 mod commands;
 mod console;
+mod console_round;
 mod displays;
 mod hardening;
 mod lichess;

@@ -66,6 +66,7 @@ const ASSETS: &[Asset] = &[
     asset!("/console-alerts.js", "console-alerts.js", JS),
     asset!("/console-views.css", "console-views.css", CSS),
     asset!("/console-assign.js", "console-assign.js", JS),
+    asset!("/console-round.js", "console-round.js", JS),
     asset!("/mqtt.min.js", "mqtt.min.js", JS),
     asset!("/vendor/chessground.min.js", "vendor/chessground.min.js", JS),
     asset!("/vendor/chessground.base.css", "vendor/chessground.base.css", CSS),
@@ -154,6 +155,12 @@ impl Shelf {
     pub fn get(&self, path: &str) -> Option<String> {
         let shelf = self.files.read().expect("not poisoned");
         shelf.get(path).map(|served| String::from_utf8_lossy(&served.body).into_owned())
+    }
+
+    /// The paths of the files served (below `/pgn/`), in order: the
+    /// console lists them for the operator to copy.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.read().expect("not poisoned").keys().cloned().collect()
     }
 
     /// Puts LiveChess Cloud files on the shelf (paths below `/lcc/`).

@@ -13,7 +13,8 @@
 //!   certificates reloaded on SIGHUP;
 //! - [`displays`]: the pages in headless Chromium; [`console_game`]: the
 //!   console's game and alert views; [`console_hall`]: boards
-//!   not configured, assigned in the console and kept over a restart; [`analysis`]: engine
+//!   not configured, assigned in the console and kept over a restart; [`console_round`]: the
+//!   tournament panel (pairings, rounds, players); [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`livechess`]: DGT LiveChess's clients (a PyPI helper, a browser
@@ -35,6 +36,7 @@ mod commands;
 mod console;
 mod console_game;
 mod console_hall;
+mod console_round;
 mod displays;
 mod hardening;
 mod lichess;

@@ -4,6 +4,8 @@
 //! at recorded speed goes through the async driver instead:
 //! the daemon's `shell::replay`.)
 
+use std::collections::BTreeMap;
+
 use crate::{
     alert::Alert,
     capture::{CaptureError, CaptureHeader, CaptureReader, Record},
@@ -118,6 +120,32 @@ pub struct Resumed {
     pub last: Timestamp,
     /// Records replayed.
     pub records: usize,
+}
+
+impl Resumed {
+    /// What the operator changed in the board's next games' tags during
+    /// this capture (`next_round`, `set_tags`: the tags at its end against
+    /// its header's), to carry over to the next capture when its games are
+    /// all over, so that a restart between rounds keeps the round and the
+    /// players: tag → value, empty for a tag removed. A tag whose
+    /// `configured` value is no longer the one `header` started from was
+    /// changed in the configuration since: the configuration wins, and it is
+    /// not carried. `Date` is each capture's own.
+    pub fn operator_tags(&self, header: &CaptureHeader, configured: &[(String, String)]) -> BTreeMap<String, String> {
+        let before = crate::session::setup_from_header(header).tags;
+        let after = self.session.reconstructor().next_game_tags();
+        let value =
+            |tags: &[(String, String)], name: &str| tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let mut changed = BTreeMap::new();
+        for (name, _) in before.iter().chain(after) {
+            let (was, now) = (value(&before, name), value(after, name));
+            if name == "Date" || was == now || value(configured, name) != was {
+                continue;
+            }
+            changed.insert(name.clone(), now.unwrap_or_default());
+        }
+        changed
+    }
 }
 
 /// [`resume`] from records as they are read: the daemon streams a capture
@@ -262,4 +290,45 @@ fn drain(session: &mut BoardSession, outputs: &mut Vec<Output>) {
     let mut every = EveryOutput::default();
     session.pump(&mut [&mut every]);
     outputs.extend(std::iter::from_fn(|| every.poll_item()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{capture::RecordBody, operator::Command, protocol::Protocol};
+
+    fn tags(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    /// A capture whose games are over, with the operator's next round and
+    /// players in it: they are carried over, except where the configuration
+    /// itself changed since (Site).
+    #[test]
+    fn the_operators_round_and_players_carry_over_to_the_next_capture() {
+        let mut header = CaptureHeader::new(Protocol::DGT, "b1");
+        header.game = tags(&[("Event", "Open"), ("Round", "1"), ("Site", "Hall"), ("Annotator", "arbiter")]);
+        let command = |t, command| Record { t: Timestamp::from_micros(t), body: RecordBody::Command(command) };
+        let pairing: BTreeMap<String, String> =
+            [("White", "A, B"), ("Black", "C, D")].into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+        let records = [
+            command(1, Command::NextRound { round: "4".into(), tags: pairing, pairings: BTreeMap::new() }),
+            command(2, Command::SetTags { tags: [("Annotator".to_owned(), String::new())].into_iter().collect() }),
+            command(3, Command::SetTags { tags: [("Site".to_owned(), "Annex".to_owned())].into_iter().collect() }),
+        ];
+        let resumed = resume_records(&header, records, ReconstructorConfig::default(), Default::default());
+        // The configuration now says Site "Tent": its change wins over the
+        // operator's "Annex"; Round, players and the removed Annotator carry.
+        let configured = tags(&[("Event", "Open"), ("Round", "1"), ("Site", "Tent"), ("Annotator", "arbiter")]);
+        let carried = resumed.operator_tags(&header, &configured);
+        let expected: BTreeMap<String, String> =
+            [("Annotator", ""), ("Black", "C, D"), ("Round", "4"), ("White", "A, B")]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+        assert_eq!(carried, expected);
+        // Nothing changed by the operator: nothing carried.
+        let quiet = resume_records(&header, Vec::<Record>::new(), ReconstructorConfig::default(), Default::default());
+        assert!(quiet.operator_tags(&header, &configured).is_empty());
+    }
 }

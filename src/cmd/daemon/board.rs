@@ -5,7 +5,7 @@
 //! `pgn.rs`, the MQTT feed's in `feed.rs`, the speaker's in `speech.rs`, a
 //! mirror board's line here).
 
-use std::{path::PathBuf, time::Duration};
+use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
 use tokio::{sync::mpsc, task::JoinHandle};
 use tracing::{Instrument, Span, error, info, warn};
@@ -21,9 +21,11 @@ use boardcast::{
 };
 use boardcast_core::{
     capture::CaptureHeader,
+    operator::Command,
     pair::{Line, LineWatch},
     session::{BoardSession, Output, setup_from_header},
     sink::{EveryOutput, Games},
+    time::Timestamp,
 };
 
 use super::{BoardHandle, Boards, Shared, log::log_outputs, pgn::PgnUpdate, recover, speech};
@@ -43,6 +45,10 @@ struct Begun {
     turn: Option<tokio::sync::SemaphorePermit<'static>>,
     recorder: Option<mpsc::UnboundedSender<ToRecorder>>,
     recorder_task: Option<JoinHandle<()>>,
+    /// The operator's round and players from the board's last capture,
+    /// whose games were all over, and that capture: applied again as the
+    /// new session's first command.
+    carried: Option<(PathBuf, BTreeMap<String, String>)>,
 }
 
 /// What a board's outlets start from.
@@ -77,9 +83,12 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
             Locate::Serial { family, serial: serial.clone(), extra_ports: shared.extra_ports.clone() }
         }
     };
-    let Begun { session, clock, epoch_ms, session_id, past, turn, recorder, recorder_task } =
+    let Begun { session, clock, epoch_ms, session_id, past, turn, recorder, recorder_task, carried } =
         begin(&board, &shared).await;
     let (inputs_tx, inputs_rx) = mpsc::channel(256);
+    if let Some((path, tags)) = carried {
+        carry_over(&inputs_tx, clock.now(), &path, tags);
+    }
     let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let mut outlets = Outlets { to_port: Some(to_port_tx), record: recorder.clone(), sinks: Vec::new() };
@@ -157,6 +166,27 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
         let _ = recorder.await;
     }
     result
+}
+
+/// Applies the operator's round and players of the board's last capture
+/// (`path`, whose games are all over) to the new session, as its first
+/// operator command: recorded like any other, so that a replay of the new
+/// capture and the next restart see them too, and published as the feed's
+/// move to that round.
+fn carry_over(
+    inputs: &mpsc::Sender<Input>,
+    now: Timestamp,
+    path: &std::path::Path,
+    mut tags: BTreeMap<String, String>,
+) {
+    let said: Vec<String> = tags.iter().map(|(k, v)| format!("{k} {v:?}")).collect();
+    info!("carried over from {}: {}", path.display(), said.join(", "));
+    let command = match tags.remove("Round") {
+        Some(round) if !round.trim().is_empty() => Command::NextRound { round, tags, pairings: BTreeMap::new() },
+        Some(_) | None => Command::SetTags { tags },
+    };
+    // A fresh channel has room: the driver reads it before any byte.
+    let _ = inputs.try_send(Input { t: now, body: InputBody::Command { command, reply: None } });
 }
 
 /// Whether the board mirrors another board's game (appendix D): read,
@@ -256,10 +286,14 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
     if let Some(rotated) = board.rotated_board {
         reconstruction.rotated_board = rotated;
     }
-    if let Some(dir) = &shared.recording
-        && let Some(found) = recover::find(dir, board, &reconstruction, shared.link).await
-    {
-        match record::append(&found.path).await {
+    let found = match &shared.recording {
+        Some(dir) => recover::find(dir, board, &reconstruction, shared.link).await,
+        None => None,
+    };
+    let mut carried = None;
+    match found {
+        Some(recover::Found::Over { path, tags, .. }) => carried = Some((path, tags)).filter(|(_, t)| !t.is_empty()),
+        Some(recover::Found::InProgress(found)) => match record::append(&found.path).await {
             Ok(writer) => {
                 let game = found.resumed.session.reconstructor().game();
                 info!(
@@ -283,13 +317,15 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
                     session,
                     recorder: Some(recorder),
                     recorder_task: Some(recorder_task),
+                    carried: None,
                 };
             }
             Err(failure) => warn!(
                 "cannot add to {}: {failure}; starting a new capture (the game there is not resumed)",
                 found.path.display()
             ),
-        }
+        },
+        None => {}
     }
     // The games are set up from the same header the capture gets, so that
     // replaying the capture gives the same tags, rules and calibration.
@@ -315,6 +351,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
         turn: None,
         recorder,
         recorder_task,
+        carried,
     }
 }
 

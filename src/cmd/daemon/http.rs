@@ -11,12 +11,38 @@ use tokio_util::sync::CancellationToken;
 use boardcast::{
     config::{BrokerChoice, Embedded, Http, Mqtt, Scheme},
     shell::{
-        console::Console,
+        console::{
+            Console,
+            round::{RoundBoard, Tournament},
+        },
         http::{self, Shelf},
     },
 };
 
-use super::FeedReady;
+use super::{FeedReady, plan::Plan};
+
+/// What the console's tournament panel shows of the configuration: the
+/// event of the first board (a hall's boards usually share it; each board's
+/// own round and players come to the page from its live state).
+pub(super) fn tournament(plan: &Plan) -> Tournament {
+    let first = plan.boards.first();
+    let tag = |name: &str| {
+        first.and_then(|b| b.tags.iter().find(|(n, _)| n == name)).map(|(_, v)| v.clone()).unwrap_or_default()
+    };
+    Tournament {
+        event: tag("Event"),
+        site: tag("Site"),
+        time_control: tag("TimeControl"),
+        rules: first
+            .and_then(|b| b.rules)
+            .and_then(|r| serde_json::to_value(r).ok())
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        round: tag("Round"),
+        boards: plan.boards.iter().map(|b| RoundBoard { name: b.name.clone(), label: b.path.board.clone() }).collect(),
+        lichess_rounds: plan.lichess.as_ref().map(|(l, _)| l.rounds.clone()).unwrap_or_default(),
+    }
+}
 
 /// Binds the pages' address and serves them, the PGN on `shelf` and the
 /// operator console's API (`console`), until `shutdown`; returns the

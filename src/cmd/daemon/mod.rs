@@ -203,7 +203,9 @@ pub(crate) async fn serve(
             Vec::new()
         });
         let commander = started.as_ref().map(|s| s.commander.clone());
-        Arc::new(Console::new(settings.console, accounts, commander))
+        let console = Console::new(settings.console, accounts, commander);
+        console.round.set(http::tournament(&plan), shelf.clone());
+        Arc::new(console)
     });
     if let (Some(settings), Some(shelf)) = (&plan.http, &shelf) {
         let ready = started.as_ref().map(|s| &s.ready);

@@ -5,9 +5,12 @@
 //! board goes on from there, recording into the same capture, so that game
 //! continues exactly where it was (a power cut, `kill -9`, a panic or a
 //! planned restart make no difference). A capture whose games are all over
-//! is left as it is and a new one begins.
+//! is left as it is and a new one begins, with the round and players the
+//! operator set in it applied again (`Found::Over`): a restart between
+//! rounds keeps them.
 
 use std::{
+    collections::BTreeMap,
     io::{BufRead, BufReader},
     path::{Path, PathBuf},
     time::{Duration, SystemTime},
@@ -17,7 +20,7 @@ use tracing::{info, warn};
 
 use boardcast::config::Board;
 use boardcast_core::{
-    capture::CaptureReader,
+    capture::{CaptureHeader, CaptureReader},
     protocol::{Protocol, link::LinkConfig},
     reconstruct::ReconstructorConfig,
     replay::{Resumed, resume_records},
@@ -43,13 +46,26 @@ pub(super) struct Recovered {
     pub(super) turn: tokio::sync::SemaphorePermit<'static>,
 }
 
-/// The game in progress in `board`'s newest capture in `dir`, if any.
-pub(super) async fn find(
-    dir: &Path,
-    board: &Board,
-    config: &ReconstructorConfig,
-    link: LinkConfig,
-) -> Option<Recovered> {
+/// What a board's newest capture leaves to its next session.
+pub(super) enum Found {
+    /// A game in progress: the board goes on in the same capture.
+    InProgress(Box<Recovered>),
+    /// Its games are over: a new capture begins, and the operator's
+    /// changes to the next games' tags (round, players) are applied again
+    /// (`Resumed::operator_tags`).
+    Over {
+        /// The capture read.
+        path: PathBuf,
+        /// Tag → value (empty: removed) the operator set.
+        tags: BTreeMap<String, String>,
+        /// This board's turn to resume (released when dropped).
+        _turn: tokio::sync::SemaphorePermit<'static>,
+    },
+}
+
+/// The game in progress in `board`'s newest capture in `dir`, or the tags
+/// its next capture carries over; `None` when it has no capture to read.
+pub(super) async fn find(dir: &Path, board: &Board, config: &ReconstructorConfig, link: LinkConfig) -> Option<Found> {
     let path = newest_capture(dir, &board.name).await?;
     // The capture is read and replayed line by line on a blocking thread:
     // a day's capture is never in memory at once, and the runtime's workers
@@ -64,7 +80,7 @@ pub(super) async fn find(
     let read = tokio::task::spawn_blocking(move || {
         span.in_scope(|| read_and_resume(&read_path, &name, protocol, config, link))
     });
-    let (resumed, started_ms) = match read.await {
+    let (resumed, started_ms, header) = match read.await {
         Ok(found) => found?,
         Err(failure) => {
             // A bug (the panic is printed above): the capture stays as it
@@ -75,7 +91,8 @@ pub(super) async fn find(
     };
     let in_progress = resumed.session.reconstructor().game().is_some_and(|g| g.result.is_none());
     if !in_progress {
-        return None;
+        let tags = resumed.operator_tags(&header, &board.tags);
+        return Some(Found::Over { path, tags, _turn: turn });
     }
     // Session time goes on with the wall clock, so that the gap shows as
     // the time it was; never before the last record, should the clock have
@@ -84,19 +101,19 @@ pub(super) async fn find(
     let elapsed = Duration::from_millis(wall.saturating_sub(started_ms).max(0) as u64);
     let now = Timestamp::ZERO + elapsed;
     let now = if now > resumed.last { now } else { resumed.last + Duration::from_millis(1) };
-    Some(Recovered { path, resumed, started_ms, now, turn })
+    Some(Found::InProgress(Box::new(Recovered { path, resumed, started_ms, now, turn })))
 }
 
 /// Replays the capture at `path` into a resumed session, with its header's
-/// start time (milliseconds since 1970); `None` when it is not this board's
-/// or cannot be read (said in the log).
+/// start time (milliseconds since 1970) and the header; `None` when it is
+/// not this board's or cannot be read (said in the log).
 fn read_and_resume(
     path: &Path,
     board: &str,
     protocol: Protocol,
     config: ReconstructorConfig,
     link: LinkConfig,
-) -> Option<(Resumed, i64)> {
+) -> Option<(Resumed, i64, CaptureHeader)> {
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(error) => {
@@ -134,7 +151,7 @@ fn read_and_resume(
         // it stands (and the line is cut off before recording goes on).
         info!("{}: {error}; resuming from the records before it", path.display());
     }
-    Some((resumed, started_ms))
+    Some((resumed, started_ms, header))
 }
 
 /// The lines of `reader` without their line endings. Bytes that are not
@@ -218,7 +235,7 @@ mod tests {
         );
         std::fs::write(&path, text).unwrap();
         let config = ReconstructorConfig::default();
-        let (resumed, started_ms) =
+        let (resumed, started_ms, _) =
             read_and_resume(&path, "b1", Protocol::EVENTS, config, LinkConfig::default()).expect("resumed");
         assert_eq!(resumed.records, 4);
         assert_eq!(started_ms, 1_795_748_400_000);

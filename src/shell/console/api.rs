@@ -2,8 +2,10 @@
 //! `{account, password}`), `POST /api/logout`, `GET /api/session`, and
 //! `GET /api/legal?fen=…` (a position's legal moves, [`super::legal`]),
 //! `POST /api/command` (a command request of docs/operator.md without
-//! `id`, `ts_ms` and the MAC, with an optional `bridge`), and `POST
-//! /api/assign` (`assign.rs`). Every POST must
+//! `id`, `ts_ms` and the MAC, with an optional `bridge`), `POST
+//! /api/assign` (`assign.rs`), and the
+//! tournament panel's `GET /api/tournament` and `POST /api/pairings`
+//! (`round.rs`). Every POST must
 //! carry the page's own `Origin` (a page of another site cannot make a
 //! logged-in browser change a game); answers are JSON, never cached.
 //! Passwords are read from the body only and never logged.
@@ -20,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use boardcast_core::{operator::Command, publish::topics::Topics};
 
-use super::{Console, REPLY_TIMEOUT};
+use super::{Console, REPLY_TIMEOUT, round};
 use crate::{
     accounts::{self, Role},
     shell::mqtt::{ask, client::connect_options, mosquitto},
@@ -50,7 +52,11 @@ where
     match (method, path.as_str()) {
         (Method::GET, "/api/session") => session(&request, console),
         (Method::GET, "/api/legal") => legal(&request, console),
-        (Method::POST, "/api/login" | "/api/logout" | "/api/command" | "/api/assign") => {
+        (Method::GET, "/api/tournament") => match logged_in(&request, console) {
+            Some(_) => answer(StatusCode::OK, &round::tournament(&console.round)),
+            None => not_logged_in(),
+        },
+        (Method::POST, "/api/login" | "/api/logout" | "/api/command" | "/api/assign" | "/api/pairings") => {
             if !same_origin(&request) {
                 return text(
                     StatusCode::FORBIDDEN,
@@ -61,16 +67,21 @@ where
                 "/api/login" => login(request, peer, console).await,
                 "/api/logout" => logout(&request, console),
                 "/api/assign" => super::assign::assign(request, console).await,
+                "/api/pairings" => pairings(request, console).await,
                 _ => command(request, peer, console).await,
             }
         }
-        (_, "/api/session" | "/api/legal" | "/api/login" | "/api/logout" | "/api/command" | "/api/assign") => text(
+        (
+            _,
+            "/api/session" | "/api/legal" | "/api/tournament" | "/api/login" | "/api/logout" | "/api/command"
+            | "/api/assign" | "/api/pairings",
+        ) => text(
             StatusCode::METHOD_NOT_ALLOWED,
-            "GET /api/session, /api/legal; POST /api/login, /api/logout, /api/command, /api/assign",
+            "GET /api/session, /api/legal, /api/tournament; POST /api/login, /api/logout, /api/command, /api/assign, /api/pairings",
         ),
         _ => text(
             StatusCode::NOT_FOUND,
-            "no such API: /api/login, /api/logout, /api/session, /api/legal, /api/command, /api/assign (docs/operator.md)",
+            "no such API: /api/login, /api/logout, /api/session, /api/legal, /api/tournament, /api/command, /api/assign, /api/pairings (docs/operator.md)",
         ),
     }
 }
@@ -311,6 +322,31 @@ where
     };
     tracing::info!("console: {} from {peer}: {name} on {board} (bridge {bridge}): {status}: {reason}", who.account);
     answer(StatusCode::OK, &json!({"status": status, "reason": reason, "board": board, "bridge": bridge}))
+}
+
+/// The session of the request's cookie, if it is a live one.
+fn logged_in<B>(request: &Request<B>, console: &Console) -> Option<super::session::Who> {
+    token(request).and_then(|t| console.sessions.lock().expect("not poisoned").check(Instant::now(), &t))
+}
+
+/// `POST /api/pairings`: a pairings file's preview (`round.rs`).
+async fn pairings<B>(request: Request<B>, console: &Console) -> Response<Full<Bytes>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let Some(who) = logged_in(&request, console) else { return not_logged_in() };
+    let Some(body) = json_body(request, round::MAX_PAIRINGS_BYTES).await else {
+        return answer(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": format!(
+                "a preview is a JSON object {{\"text\": the file's text, \"round\": \"4\"}} of at most {} KiB",
+                round::MAX_PAIRINGS_BYTES / 1024
+            )}),
+        );
+    };
+    let (status, preview) = round::preview(&console.round, console.may(who.role, "next_round"), &body);
+    answer(status, &preview)
 }
 
 /// The body as JSON, if it is JSON and no longer than `limit`.

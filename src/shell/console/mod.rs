@@ -4,7 +4,8 @@
 //! browser, and sent to a bridge as `boardcast ctl` sends them
 //! ([`api`], through `shell::mqtt::ask`); the legal moves its board
 //! offers come from the core ([`legal`]); an operator assigns a board
-//! not configured ([`assign`]). `operator` accounts change
+//! not configured ([`assign`]); the tournament panel previews pairings
+//! ([`round`]). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
 //! `[http] live_may_change` allows; `public` accounts get no console.
 //! Failed log-ins are slowed per address and per account by the core's
@@ -14,6 +15,7 @@
 pub mod api;
 pub mod assign;
 pub mod legal;
+pub mod round;
 pub mod session;
 
 use std::{
@@ -65,6 +67,8 @@ pub struct Console {
     /// Where an operator's assignment of a board goes (`assign.rs`); unset:
     /// this daemon assigns none.
     assigner: OnceLock<assign::Assigner>,
+    /// The tournament panel's view of the daemon (`round.rs`).
+    pub round: round::Panel,
 }
 
 impl Console {
@@ -80,6 +84,7 @@ impl Console {
             logins: Mutex::new(Logins::new(LoginLimits::default())),
             origin: Instant::now(),
             assigner: OnceLock::new(),
+            round: round::Panel::default(),
         }
     }
 

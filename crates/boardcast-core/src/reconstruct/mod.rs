@@ -282,6 +282,12 @@ impl Reconstructor {
         self.phase.playing().map(|p| &p.status)
     }
 
+    /// The tags the board's next games get: the capture's, with the
+    /// operator's `next_round` and `set_tags` applied since.
+    pub fn next_game_tags(&self) -> &[(String, String)] {
+        &self.setup.tags
+    }
+
     /// The game being played (or the last one, until the next starts).
     pub fn game(&self) -> Option<&GameRecord> {
         self.phase.game().map(|p| &p.record)

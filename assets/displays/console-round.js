@@ -1,0 +1,344 @@
+// boardcast display pages: the operator console's tournament panel. It
+// shows the event as the daemon has it (/api/tournament) and each board's
+// round and players as its live state says; reads a pairings file (TRF16
+// or CSV) in the browser and has the daemon parse it (/api/pairings) into a
+// preview, which changes nothing; starts a round with the preview's
+// `next_round`, or the next one, and edits a board's players (`set_tags`),
+// each after a confirmation, through /api/command, where the daemon signs
+// it exactly as `boardcast ctl` would. It also lists the PGN addresses the
+// daemon serves, with a copy button. GPL-3.0-or-later.
+'use strict';
+(async () => {
+  const B = Boardcast;
+  const $ = (id) => document.getElementById(id);
+  const post = (path, body) => fetch(path, {
+    method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
+
+  // The console script logs in; this one starts once the console shows.
+  await new Promise((resolve) => {
+    if (!$('console').hidden) return resolve();
+    new MutationObserver((_, observer) => {
+      if ($('console').hidden) return;
+      observer.disconnect();
+      resolve();
+    }).observe($('console'), { attributes: true, attributeFilter: ['hidden'] });
+  });
+  const cfg = await B.config();
+  const root = `${cfg.root}/v1`;
+  const who = await (await fetch('/api/session', { credentials: 'same-origin', cache: 'no-store' })).json();
+  const bridge = B.params.get('bridge') || who.bridge || cfg.bridges[0];
+  const tournament = await (await fetch('/api/tournament', { credentials: 'same-origin', cache: 'no-store' })).json();
+  const states = new Map(); // board name -> its latest live state
+  let preview = null; // the last good preview of the uploaded file
+  let fileText = null; // the uploaded file's text
+
+  const section = document.createElement('section');
+  section.id = 'tournament';
+  section.innerHTML = `<h2>Tournament</h2>
+    <dl id="tournament-facts"></dl>
+    <p id="why-no-round" class="why" hidden></p>
+    <p class="note">White and Black: the game on the board, once it has begun; a new round's players are in its answer below until then.</p>
+    <table id="round-boards">
+      <thead><tr><th>Board</th><th>No.</th><th>Round</th><th>White</th><th>Black</th><th>Players</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <form id="pairings-form">
+      <label>Pairings (TRF16 or CSV) <input type="file" name="file" accept=".trf,.txt,.csv,text/plain,text/csv"></label>
+      <label>Round <input name="round" size="5" inputmode="numeric" autocomplete="off"></label>
+      <button type="button" id="next-round">Next round</button>
+    </form>
+    <p id="pairings-problem" class="why" role="alert" hidden></p>
+    <div id="preview" hidden>
+      <p id="preview-summary"></p>
+      <table id="preview-pairings">
+        <thead><tr><th>Board</th><th>Here</th><th>White</th><th>Black</th></tr></thead><tbody></tbody>
+      </table>
+      <p id="preview-left-over"></p>
+      <button type="button" id="start-round"></button>
+    </div>
+    <ol id="round-replies"></ol>
+    <h3>Delivery</h3>
+    <ul id="delivery"></ul>`;
+  $('hall').after(section);
+
+  if (!who.may_change) {
+    for (const control of section.querySelectorAll('input, button')) control.disabled = true;
+    const note = $('why-no-round');
+    note.hidden = false;
+    note.textContent = `${who.account} is a ${who.role} account: it may not start rounds or change players (an operator account may)`;
+  }
+
+  const mine = (name) => tournament.boards.some((b) => b.name === name);
+  const numeric = (round) => (/^\d+$/.test(String(round ?? '').trim()) ? Number(round) : null);
+  // The round this daemon's boards play now: the highest a board's live
+  // state names, else the configured one.
+  function currentRound() {
+    const rounds = [...states.values()].map((s) => s.round).filter((r) => r != null);
+    const numbers = rounds.map(numeric).filter((n) => n != null);
+    if (numbers.length) return String(Math.max(...numbers));
+    return rounds[0] ?? tournament.round;
+  }
+
+  function facts() {
+    const rounds = [...new Set([...states.values()].map((s) => s.round).filter((r) => r != null))];
+    const rows = [
+      ['Event', tournament.event], ['Site', tournament.site], ['Time control', tournament.time_control],
+      ['Rules', tournament.rules || 'from the time control'],
+      ['Round', rounds.length ? rounds.sort().join(', ') : tournament.round],
+    ];
+    $('tournament-facts').innerHTML = rows
+      .map(([name, value]) => `<div><dt>${B.esc(name)}</dt><dd class="${B.esc(name.toLowerCase().replace(' ', '-'))}">${B.esc(value || '–')}</dd></div>`)
+      .join('');
+  }
+
+  const playerText = (p, fallback) => {
+    if (!p && !fallback) return '–';
+    if (!p) return fallback;
+    return [p.title, p.name || fallback, p.rating ? `(${p.rating})` : ''].filter(Boolean).join(' ');
+  };
+
+  function boardsTable() {
+    const tbody = $('round-boards').querySelector('tbody');
+    for (const board of tournament.boards) {
+      let tr = tbody.querySelector(`tr[data-board="${CSS.escape(board.name)}"]`);
+      if (!tr) {
+        tr = document.createElement('tr');
+        tr.dataset.board = board.name;
+        tbody.append(tr);
+      }
+      if (tr.classList.contains('editing')) continue;
+      const s = states.get(board.name) || {};
+      const players = s.players || {};
+      tr.innerHTML = `<td class="label" data-label="Board">${B.esc(board.name)}</td>
+        <td class="number" data-label="No.">${B.esc(board.number ?? '–')}</td>
+        <td class="round" data-label="Round">${B.esc(s.round ?? '–')}</td>
+        <td class="white" data-label="White">${B.esc(playerText(players.white, s.white))}</td>
+        <td class="black" data-label="Black">${B.esc(playerText(players.black, s.black))}</td>
+        <td class="actions"><button type="button" class="edit">Edit players</button></td>`;
+      const edit = tr.querySelector('button.edit');
+      edit.disabled = !who.may_change;
+      edit.addEventListener('click', () => editPlayers(tr, board.name));
+    }
+  }
+
+  // The players of a board, edited in its row: names, Elo, titles; sent as
+  // `set_tags` (the game in progress and the board's next games).
+  function editPlayers(tr, name) {
+    const s = states.get(name) || {};
+    const p = s.players || {};
+    const value = (colour, field, fallback) => B.esc(p[colour]?.[field] ?? fallback ?? '');
+    tr.classList.add('editing');
+    tr.innerHTML = `<td class="label" data-label="Board">${B.esc(name)}</td>
+      <td colspan="4" class="edit-players"><form class="players">
+        <label>White <input name="White" value="${value('white', 'name', s.white)}"></label>
+        <label>Elo <input name="WhiteElo" size="5" value="${value('white', 'rating')}"></label>
+        <label>Title <input name="WhiteTitle" size="4" value="${value('white', 'title')}"></label>
+        <label>Black <input name="Black" value="${value('black', 'name', s.black)}"></label>
+        <label>Elo <input name="BlackElo" size="5" value="${value('black', 'rating')}"></label>
+        <label>Title <input name="BlackTitle" size="4" value="${value('black', 'title')}"></label>
+      </form></td>
+      <td class="actions"><button type="button" class="save">Save</button> <button type="button" class="cancel">Cancel</button></td>`;
+    const form = tr.querySelector('form');
+    const done = () => {
+      tr.classList.remove('editing');
+      boardsTable();
+    };
+    tr.querySelector('.cancel').addEventListener('click', done);
+    const save = async () => {
+      // Only what the operator changed: a field left as it was (empty
+      // before a game, when the live state has no players yet) must not
+      // remove a tag the pairings set.
+      const tags = Object.fromEntries([...form.elements]
+        .filter((i) => i.value.trim() !== i.defaultValue.trim())
+        .map((i) => [i.name, i.value.trim()]));
+      if (!Object.keys(tags).length) return done();
+      const said = Object.entries(tags).map(([k, v]) => `${k} ${v || '(removed)'}`).join(', ');
+      if (!confirm(`Board ${name}: ${said}? This changes the game on it and its next games.`)) return;
+      done();
+      await send({ board: name, command: 'set_tags', tags }, `${name}: players`);
+    };
+    tr.querySelector('.save').addEventListener('click', save);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      save();
+    });
+  }
+
+  // Sends a command through the daemon (signed there) and shows its answer:
+  // done, or refused and why, per board as the daemon says it.
+  async function send(request, what) {
+    const li = document.createElement('li');
+    li.dataset.status = 'sent';
+    li.textContent = `${what}: sent…`;
+    $('round-replies').prepend(li);
+    let status, reason;
+    try {
+      const response = await post('/api/command', { bridge, ...request });
+      const type = response.headers.get('Content-Type') || '';
+      ({ status, reason } = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() });
+    } catch {
+      [status, reason] = ['no_answer', 'the daemon cannot be reached'];
+    }
+    li.dataset.status = status;
+    li.classList.toggle('refused', status !== 'done');
+    const word = { done: 'done', refused: 'refused', no_answer: 'no answer' }[status] ?? status;
+    li.innerHTML = `<strong>${B.esc(what)}: ${B.esc(word)}</strong>`;
+    // A `*` command's answer is one part per board (`b1: …`), `; `
+    // between, and the pairings no board has; a board's own part may hold
+    // `; ` too.
+    const parts = document.createElement('ul');
+    const starts = tournament.boards.map((b) => `${b.name}: `).concat(['no board here']);
+    const said = [];
+    for (const piece of String(reason || '').split('; ').filter(Boolean)) {
+      if (!said.length || starts.some((s) => piece.startsWith(s))) said.push(piece);
+      else said[said.length - 1] += `; ${piece}`;
+    }
+    for (const part of said) {
+      const item = document.createElement('li');
+      item.textContent = part;
+      item.classList.toggle('refused', /: refused:/.test(part));
+      item.classList.toggle('unplaced', part.startsWith('no board here'));
+      parts.append(item);
+    }
+    li.append(parts);
+    return status;
+  }
+
+  // The uploaded file's preview for `round` (or the file's last round).
+  async function ask(round) {
+    const problem = $('pairings-problem');
+    let answer;
+    try {
+      const response = await post('/api/pairings', { text: fileText, round: round || null });
+      answer = await response.json();
+      answer.ok = response.ok;
+    } catch {
+      answer = { ok: false, error: 'the daemon cannot be reached' };
+    }
+    if (!answer.ok) {
+      preview = answer.rounds ? { ...answer, pairings: null } : null;
+      $('preview').hidden = true;
+      problem.hidden = false;
+      problem.dataset.line = answer.line ?? '';
+      problem.textContent = answer.line != null
+        ? `The pairings file, line ${answer.line}: ${answer.problem}. Nothing was sent.`
+        : `The pairings file: ${answer.problem || answer.error}. Nothing was sent.`;
+      return null;
+    }
+    problem.hidden = true;
+    preview = answer;
+    show(answer);
+    return answer;
+  }
+
+  function show(p) {
+    const form = $('pairings-form');
+    if (p.round) form.round.value = p.round;
+    else if (!form.round.value) form.round.value = String((numeric(currentRound()) ?? 0) + 1);
+    const round = form.round.value;
+    const kind = p.format === 'trf' ? 'a FIDE tournament report (TRF16)' : 'a CSV';
+    const rounds = p.rounds.length ? `rounds ${p.rounds.join(', ')}` : 'one round, its number not given';
+    $('preview-summary').textContent = `${kind} with ${rounds}; round ${round}, ${p.pairings.length} pairings. Nothing changes until you start the round.`;
+    const player = (x) => [x.title, x.name, x.elo && `(${x.elo})`, x.fed].filter(Boolean).join(' ');
+    $('preview-pairings').querySelector('tbody').innerHTML = p.pairings
+      .map((row) => `<tr data-board="${B.esc(row.board)}" class="${row.on ? '' : 'unplaced'}"><td>${B.esc(row.board)}</td>
+        <td class="on">${B.esc(row.on || 'no board here')}</td><td class="white">${B.esc(player(row.white))}</td>
+        <td class="black">${B.esc(player(row.black))}</td></tr>`)
+      .join('');
+    const left = [];
+    if (p.boards_without_pairing.length) left.push(`boards here without a pairing (they keep their players): ${p.boards_without_pairing.join(', ')}`);
+    if (p.pairings_without_board.length) left.push(`pairings of boards not here: ${p.pairings_without_board.join(', ')}`);
+    $('preview-left-over').textContent = left.join('; ');
+    $('start-round').textContent = `Start round ${round}`;
+    $('preview').hidden = false;
+  }
+
+  // Starts `round` with the preview's pairings: the command the preview
+  // made, as `ctl next-round N --pairings FILE` sends it.
+  async function start(p, round) {
+    const count = tournament.boards.length;
+    if (!confirm(`Start round ${round} on the ${count} board(s) of ${bridge}? The games on them are closed and their players set from the pairings.`)) return;
+    // Started: the preview is put away so that it is not started twice;
+    // the file stays for Next round.
+    if ((await send({ ...p.command, round }, `round ${round}`)) === 'done') $('preview').hidden = true;
+  }
+
+  $('pairings-form').file.addEventListener('change', async (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    fileText = await file.text();
+    $('pairings-form').round.value = '';
+    await ask(null);
+  });
+  $('pairings-form').round.addEventListener('change', (e) => {
+    if (fileText != null) ask(e.target.value.trim());
+  });
+  $('pairings-form').addEventListener('submit', (e) => e.preventDefault());
+  $('start-round').addEventListener('click', () => {
+    if (preview?.pairings) start(preview, $('pairings-form').round.value.trim());
+  });
+  $('next-round').addEventListener('click', async () => {
+    const now = numeric(currentRound());
+    if (now == null) {
+      $('pairings-problem').hidden = false;
+      $('pairings-problem').textContent = `The boards play round ${currentRound()}, not a number: type the next round and upload its pairings.`;
+      return;
+    }
+    const next = String(now + 1);
+    $('pairings-form').round.value = next;
+    if (fileText != null && preview?.rounds?.includes(next)) {
+      const p = await ask(next);
+      if (p) await start(p, next);
+      return;
+    }
+    if (!confirm(`The uploaded pairings have no round ${next}: start round ${next} without pairings? The boards keep their players.`)) return;
+    await send({ board: '*', command: 'next_round', round: next }, `round ${next}`);
+  });
+
+  // The delivery: the PGN the daemon serves (the public delay behind the
+  // boards), with a copy button each; lichess rounds as configured.
+  async function delivery() {
+    let t = tournament;
+    try {
+      t = await (await fetch('/api/tournament', { credentials: 'same-origin', cache: 'no-store' })).json();
+    } catch {
+      return;
+    }
+    const ul = $('delivery');
+    const items = t.pgn.map((path) => {
+      const url = new URL(path, location.href).href;
+      return `<li class="pgn"><a href="${B.esc(url)}">${B.esc(url)}</a> <button type="button" class="copy" data-url="${B.esc(url)}">Copy</button></li>`;
+    });
+    if (!items.length) items.push('<li>No PGN served yet (a round appears here once its first game is public).</li>');
+    for (const [round, id] of Object.entries(t.lichess_rounds || {})) {
+      items.push(`<li class="lichess">lichess: round ${B.esc(round)} → broadcast round ${B.esc(id)} (refusals appear under Bridge notices)</li>`);
+    }
+    ul.innerHTML = items.join('');
+  }
+  $('delivery').addEventListener('click', async (e) => {
+    const button = e.target.closest('button.copy');
+    if (!button) return;
+    try {
+      await navigator.clipboard.writeText(button.dataset.url);
+      button.textContent = 'Copied';
+    } catch {
+      button.textContent = 'Copy by hand';
+    }
+  });
+
+  facts();
+  boardsTable();
+  delivery();
+  setInterval(delivery, 10000);
+  await B.connect(cfg, 'live', [`${root}/live/+/+/+/state`], (t, m) => {
+    // The newest state wins, whatever its round: each round's state is
+    // retained on its own topic, and after a restart the old rounds' come
+    // back too, in no particular order.
+    const shown = states.get(m.board);
+    if (!mine(m.board) || (shown && (m.ts_ms ?? 0) < (shown.ts_ms ?? 0))) return;
+    states.set(m.board, m);
+    facts();
+    boardsTable();
+  }, () => {});
+})();

@@ -177,7 +177,8 @@ pub const FAMILY: Family = Family {
         // port; were it probed, it would answer as a DGT board does.
         ask: || [Command::SendVersion.bytes(), Command::SendSerialNumber.bytes()].concat(),
         answers: |decoded| matches!(decoded, Decoded::Info(super::BoardInfo::Serial(_))),
-        tells_serial: true,
+        // Not on a port: a Pegasus is found by its Bluetooth address.
+        tells_serial: false,
         tells_version: false,
         rank: 3,
     },

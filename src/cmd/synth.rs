@@ -10,7 +10,8 @@ use clap::{Args, ValueEnum};
 
 use boardcast_core::protocol::Protocol;
 use boardcast_sim::synth::{
-    DgtForm, Profile, SourceGame, dgt_capture, events_capture, generate, header, read_games, read_san_lines, rng_for,
+    DgtForm, Profile, ReportForm, SourceGame, chessnut_capture, dgt_capture, events_capture, generate, header,
+    pegasus_capture, read_games, read_san_lines, rng_for,
 };
 
 /// Turns games from PGN files into sensor captures, as a board would have
@@ -42,6 +43,9 @@ pub(crate) struct SynthArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The capture's protocol; `mixed` alternates `events` and `dgt`.
+    /// `chessnut` and `pegasus` are the Bluetooth LE boards' notifications
+    /// (positions cut over notifications; a Pegasus tells only occupancy),
+    /// without a clock.
     #[arg(long, value_enum, default_value_t = Form::Events)]
     protocol: Form,
     /// The players: `clean` (calm, with a clock), `noisy` (every physical
@@ -62,6 +66,8 @@ pub(crate) struct SynthArgs {
 enum Form {
     Events,
     Dgt,
+    Chessnut,
+    Pegasus,
     Mixed,
 }
 
@@ -111,19 +117,31 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
             ProfileArg::Irregular => Profile::Irregular,
             ProfileArg::Mixed => [Profile::Clean, Profile::Noisy, Profile::Irregular, Profile::Irregular][k % 4],
         };
-        let dgt = match args.protocol {
-            Form::Events => false,
-            Form::Dgt => true,
-            Form::Mixed => (k / 2) % 2 == 1,
+        let form = match args.protocol {
+            Form::Mixed if (k / 2) % 2 == 1 => Form::Dgt,
+            Form::Mixed => Form::Events,
+            form => form,
         };
         let generated = generate(game, profile, &mut rng);
         let board = format!("synth-{}", k + 1);
         let events = &generated.stream.events;
-        let capture = if dgt {
-            let form = DgtForm::varied(&mut rng);
-            dgt_capture(&header(game, Protocol::DGT, &board), events, form, &mut rng)
-        } else {
-            events_capture(&header(game, Protocol::EVENTS, &board), events)
+        let protocol = match form {
+            Form::Dgt => Protocol::DGT,
+            Form::Chessnut => Protocol::CHESSNUT,
+            Form::Pegasus => Protocol::PEGASUS,
+            Form::Events | Form::Mixed => Protocol::EVENTS,
+        };
+        let capture = match form {
+            Form::Dgt => {
+                let form = DgtForm::varied(&mut rng);
+                dgt_capture(&header(game, Protocol::DGT, &board), events, form, &mut rng)
+            }
+            Form::Chessnut => {
+                let form = ReportForm { every: std::time::Duration::from_millis(50), ..ReportForm::varied(&mut rng) };
+                chessnut_capture(&header(game, Protocol::CHESSNUT, &board), events, form, &mut rng)
+            }
+            Form::Pegasus => pegasus_capture(&header(game, Protocol::PEGASUS, &board), events, &mut rng),
+            Form::Events | Form::Mixed => events_capture(&header(game, Protocol::EVENTS, &board), events),
         };
         let Some(dir) = &args.out else {
             out!("{capture}");
@@ -145,7 +163,7 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
                 "labels": format!("{name}.labels.jsonl"),
                 "source": source,
                 "profile": profile.name(),
-                "protocol": if dgt { "dgt" } else { "events" },
+                "protocol": protocol.name(),
                 "clock": generated.style.clock.is_some(),
                 "plies": generated.stream.expected.uci.len(),
                 "expected_alerts": generated.labels.len(),

@@ -188,6 +188,19 @@ fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigErro
         )
     })?;
     let family = protocol.family().expect("`events` is refused above");
+    if !family.on_serial {
+        // Its family is decoded (captures replay), but the daemon has no
+        // Bluetooth LE link yet (issue 30).
+        return Err(error(
+            keys.key("protocol"),
+            &format!("{:?}", b.protocol),
+            &format!(
+                "{} ({protocol} boards speak Bluetooth LE, which `boardcast run` does not read yet; \
+                 their captures can be replayed)",
+                names_of(|f| f.on_serial)
+            ),
+        ));
+    }
     if !family.probe.tells_serial && b.serial.is_some() {
         return Err(error(
             keys.key("serial"),

@@ -31,10 +31,13 @@
 //! - [`speech`]: a board's announcements spoken by a configured command.
 //! - [`analysis`]: the engine pool: UCI engines analysing the boards'
 //!   positions for the public tree.
+//! - [`ble`]: Bluetooth LE boards through BlueZ (so far: which are in
+//!   range).
 //!
 //! [`BoardSession`]: boardcast_core::session::BoardSession
 
 pub mod analysis;
+pub mod ble;
 pub mod clock;
 pub mod console;
 pub mod driver;

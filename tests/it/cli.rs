@@ -251,7 +251,11 @@ fn the_printed_defaults_are_a_valid_configuration_and_bad_values_name_their_key(
     let cases = [
         ("settle_ms = 300", "settel_ms = 300", "unknown field `settel_ms`"),
         ("settle_ms = 300", "settle_ms = \"fast\"", "reconstruction.settle_ms"),
-        ("protocol = \"dgt\"\nserial", "protocol = \"chessnut\"\nserial", "boards[0].protocol = \"chessnut\": \"dgt\""),
+        (
+            "protocol = \"dgt\"\nserial",
+            "protocol = \"squareoff\"\nserial",
+            "boards[0].protocol = \"squareoff\": \"dgt\"",
+        ),
         ("serial = \"04711\"", "serial = \"04711\"\nport = \"/dev/ttyACM0\"", "either port or serial, not both"),
         ("silent_ms = 6000", "silent_ms = 1000", "link.silent_ms = 1000: more than link.keepalive_ms (2000)"),
     ];

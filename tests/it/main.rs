@@ -21,6 +21,7 @@
 //!   connector's WebSocket, LiveChess Cloud readers) against the daemon;
 //! - [`speech`]: moves announced aloud (espeak-ng, sox);
 //! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
+//!   [`ble`]: Bluetooth LE boards' captures;
 //!   [`manual`]: `--version`, the man pages and the completion scripts;
 //! - [`alert_quality`]: alerts scored on a corpus of irregular games;
 //! - [`longday`]: a tournament day, ignored by default (RELIABILITY.md).
@@ -29,6 +30,7 @@ mod support;
 
 mod alert_quality;
 mod analysis;
+mod ble;
 mod bridges;
 mod calibrate;
 mod cli;

@@ -44,7 +44,7 @@ pub enum CaptureErrorKind {
     #[error("capture format version {0} is not supported (this daemon reads version {VERSION})")]
     UnsupportedVersion(u64),
     /// A protocol this daemon does not read.
-    #[error("unknown protocol {} (known: dgt, millennium, certabo, sentio, events)", quoted(.0))]
+    #[error("unknown protocol {} (known: {known})", quoted(.0), known = crate::protocol::Protocol::ALL.map(crate::protocol::Protocol::name).join(", "))]
     UnknownProtocol(String),
     /// A header `game` value that is not text.
     #[error("header game value {} is not a string", quoted(.0))]

@@ -41,6 +41,11 @@ pub struct Family {
     pub features: Features,
     /// How to recognise one of the family's boards on a port.
     pub probe: Probe,
+    /// Whether its boards are read through a serial port (USB or
+    /// Bluetooth Classic); a family that is not is never probed on one.
+    pub on_serial: bool,
+    /// How its boards speak Bluetooth LE, if they do.
+    pub bluetooth: Option<Bluetooth>,
     /// A fresh decoder for the family's bytes.
     pub(crate) decoder: fn() -> Box<dyn BoardDecoder>,
     /// A fresh link to a live board of the family.
@@ -68,6 +73,22 @@ pub struct Features {
     pub calibration: bool,
 }
 
+/// How a family's boards speak Bluetooth LE: how one is recognised among
+/// the devices in range, and which GATT characteristics carry its bytes
+/// (the notifications are the bytes a serial board would send; what the
+/// link sends is written to `write`).
+#[derive(Debug)]
+pub struct Bluetooth {
+    /// A part of the name the board advertises (`Chessnut`).
+    pub name_contains: &'static str,
+    /// The GATT service holding `notify`, which a board advertises.
+    pub service: &'static str,
+    /// The characteristic whose notifications carry the board's bytes.
+    pub notify: &'static str,
+    /// The characteristic the host writes its commands to.
+    pub write: &'static str,
+}
+
 /// How to recognise a board of a family on a port, whose USB IDs say
 /// nothing (generic bridge chips): by asking it, or by listening to a board
 /// that streams by itself. Nothing asked changes anything on a board.
@@ -90,8 +111,14 @@ pub struct Probe {
 
 /// Every board family the daemon reads (adding one is one folder and one
 /// line here).
-pub const FAMILIES: [&Family; 4] =
-    [&super::dgt::FAMILY, &super::millennium::FAMILY, &super::certabo::FAMILY, &super::sentio::FAMILY];
+pub const FAMILIES: [&Family; 6] = [
+    &super::dgt::FAMILY,
+    &super::millennium::FAMILY,
+    &super::certabo::FAMILY,
+    &super::sentio::FAMILY,
+    &super::chessnut::FAMILY,
+    &super::pegasus::FAMILY,
+];
 
 /// The names of the families `which` picks, for messages (`certabo`,
 /// `dgt or millennium`).

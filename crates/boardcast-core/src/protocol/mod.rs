@@ -12,12 +12,17 @@
 //!   baud), identified through a calibration.
 //! - [`sentio`]: occupancy-only boards in the Tabutronic Sentio line format
 //!   (a bitmask per rank): pieces are known only from the game.
+//! - [`chessnut`]: Chessnut boards over Bluetooth LE (whole positions).
+//! - [`pegasus`]: the DGT Pegasus over Bluetooth LE (DGT messages,
+//!   occupancy only).
 
 pub mod certabo;
+pub mod chessnut;
 pub mod dgt;
 pub mod family;
 pub mod link;
 pub mod millennium;
+pub mod pegasus;
 pub mod probe;
 pub mod sentio;
 
@@ -26,7 +31,7 @@ use std::{fmt, str::FromStr};
 use shakmaty::Bitboard;
 
 pub use self::family::{
-    BoardDecoder, BoardLink, Calibrated, ClockMessages, FAMILIES, Family, Features, Leds, Probe, names_of,
+    Bluetooth, BoardDecoder, BoardLink, Calibrated, ClockMessages, FAMILIES, Family, Features, Leds, Probe, names_of,
 };
 use crate::sensor::SensorEvent;
 

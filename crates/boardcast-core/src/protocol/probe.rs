@@ -98,7 +98,7 @@ impl Probing {
 /// share one opening of the port: the families that only listen at the same
 /// speed are listened for together.
 pub fn rounds() -> Vec<Vec<&'static Family>> {
-    let mut families: Vec<&'static Family> = FAMILIES.to_vec();
+    let mut families: Vec<&'static Family> = FAMILIES.into_iter().filter(|f| f.on_serial).collect();
     families.sort_by_key(|f| f.probe.rank);
     let mut rounds: Vec<Vec<&'static Family>> = Vec::new();
     for family in families {

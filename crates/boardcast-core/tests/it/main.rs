@@ -8,7 +8,7 @@
 //!   noise in every capture form, comes back move for move;
 //! - [`real_captures`]: the real DGT recordings replay to their games;
 //! - [`millennium`], [`certabo`], [`sentio`]: each board family from bytes
-//!   to moves;
+//!   to moves; [`ble`]: the Bluetooth LE families (Chessnut, DGT Pegasus);
 //! - [`properties`]: decoders and the reconstructor under any input;
 //! - [`pgn`]: PGN as written, and read back as the games written;
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set;
@@ -26,6 +26,7 @@
 mod support;
 
 mod alerts;
+mod ble;
 mod certabo;
 mod clock_display;
 mod corpus;

@@ -16,7 +16,7 @@ use boardcast_core::protocol::BoardDecoder;
 
 use boardcast_core::{
     alert::AlertKind,
-    capture::{Record, RecordBody, format_record},
+    capture::{CaptureHeader, Record, RecordBody, format_record},
     operator::Command,
     protocol::{
         DecodeProblem, Decoded, Protocol,
@@ -28,7 +28,7 @@ use boardcast_core::{
     sensor::{Cell, Picture, SensorEvent},
     time::Timestamp,
 };
-use boardcast_sim::synth::{ReportForm, Style, header, play, rng_for, sentio_capture};
+use boardcast_sim::synth::{ReportForm, Rng, Style, header, play, rng_for, sentio_capture};
 use proptest::{collection::vec, prelude::*, sample::Index};
 use shakmaty::{Bitboard, Board, EnPassantMode, Square, fen::Fen, san::SanPlus, uci::UciMove};
 
@@ -215,7 +215,10 @@ fn every_game_comes_back_from_sentio_reports() {
             continue;
         }
         checked += 1;
-        match check_sentio(game, only.is_some()) {
+        match check_occupancy(game, only.is_some(), Protocol::SENTIO, |header, events, rng| {
+            let form = ReportForm::varied(rng);
+            sentio_capture(header, events, form, rng)
+        }) {
             Ok(0) => {}
             Ok(n) => {
                 answered.push(game.name());
@@ -255,21 +258,27 @@ enum Reading {
     Undecided(String),
 }
 
-/// Replays `game` from Sentio reports, the arbiter answering each
-/// `ambiguous_moves` alert after the game; how many answers it took.
-fn check_sentio(game: &crate::support::CorpusGame, full: bool) -> Result<usize, String> {
+/// Replays `game` from the reports of an occupancy-only board of
+/// `protocol` (`capture` makes them), the arbiter answering each
+/// `ambiguous_moves` alert after the game; how many answers it took. The
+/// DGT Pegasus's test (`ble.rs`) uses it too.
+pub(crate) fn check_occupancy(
+    game: &crate::support::CorpusGame,
+    full: bool,
+    protocol: Protocol,
+    capture: fn(&CaptureHeader, &[(Timestamp, SensorEvent)], &mut Rng) -> String,
+) -> Result<usize, String> {
     let mut rng = rng_for(crate::support::corpus_seed(), game.index);
     let mut style = Style::varied(&mut rng);
     style.clock = None;
     style.gesture = false;
     let stream = play(&game.game, &style, &mut rng);
-    let form = ReportForm::varied(&mut rng);
-    let mut header = header(&game.game, Protocol::SENTIO, &game.name());
+    let mut header = header(&game.game, protocol, &game.name());
     if game.game.chess960 {
         let fen = Fen::from_position(&game.game.start, EnPassantMode::Legal);
         header.game.push(("FEN".into(), fen.to_string()));
     }
-    let mut capture = sentio_capture(&header, &stream.events, form, &mut rng);
+    let mut capture = capture(&header, &stream.events, &mut rng);
     // The board cannot tell the new piece: every promotion is a queen.
     let expected: Vec<String> = stream
         .expected

@@ -4,15 +4,20 @@
 //! `boardcast simulate` puts one behind a pseudo-terminal.
 
 pub mod certabo;
+pub mod chessnut;
 pub mod dgt;
 pub mod millennium;
+pub mod pegasus;
 pub mod sentio;
 
-pub use self::{certabo::CertaboSim, dgt::DgtSim, millennium::MillenniumSim, sentio::SentioSim};
+pub use self::{
+    certabo::CertaboSim, chessnut::ChessnutSim, dgt::DgtSim, millennium::MillenniumSim, pegasus::PegasusSim,
+    sentio::SentioSim,
+};
 use boardcast_core::{
     protocol::{
-        Family, Protocol, certabo as certabo_family, dgt as dgt_family, millennium as millennium_family,
-        sentio as sentio_family,
+        Family, Protocol, certabo as certabo_family, chessnut as chessnut_family, dgt as dgt_family,
+        millennium as millennium_family, pegasus as pegasus_family, sentio as sentio_family,
     },
     sensor::{ClockSide, Picture, SensorEvent},
     time::Timestamp,
@@ -56,11 +61,13 @@ type MakeSimulator = fn(&str, ClockSide) -> Box<dyn SimulatedBoard>;
 
 /// Every family the simulator plays, with how to make a board of it: one
 /// line per family.
-const SIMULATORS: [(&Family, MakeSimulator); 4] = [
+const SIMULATORS: [(&Family, MakeSimulator); 6] = [
     (&dgt_family::FAMILY, |serial, side| Box::new(DgtSim::new(serial, side))),
     (&millennium_family::FAMILY, |serial, side| Box::new(MillenniumSim::new(serial, side))),
     (&certabo_family::FAMILY, |serial, side| Box::new(CertaboSim::new(serial, side))),
     (&sentio_family::FAMILY, |serial, side| Box::new(SentioSim::new(serial, side))),
+    (&chessnut_family::FAMILY, |serial, side| Box::new(ChessnutSim::new(serial, side))),
+    (&pegasus_family::FAMILY, |serial, side| Box::new(PegasusSim::new(serial, side))),
 ];
 
 /// A simulated board of `protocol` with nothing on it yet; `None` for

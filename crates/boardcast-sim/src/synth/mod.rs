@@ -5,6 +5,7 @@
 //! The test suite, the benchmarks and `boardcast synth` use it. Streams are
 //! deterministic for a seed, so a failing game can be reproduced exactly.
 
+mod ble;
 mod certabo;
 mod dgt;
 mod hands;
@@ -18,6 +19,7 @@ use shakmaty::KnownOutcome;
 pub use crate::Rng;
 
 pub use self::{
+    ble::{NOTIFICATION_BYTES, chessnut_capture, pegasus_capture},
     certabo::{ReportForm, certabo_capture},
     dgt::{DgtForm, dgt_capture},
     hands::{Stream, play, play_planned},

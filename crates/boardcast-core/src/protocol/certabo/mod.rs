@@ -286,6 +286,8 @@ pub const FAMILY: Family = Family {
         tells_version: false,
         rank: 0,
     },
+    on_serial: true,
+    bluetooth: None,
     decoder: || Box::new(CertaboDecoder::new()),
     link: |config| Box::new(link::StreamLink::new(true, config)),
 };

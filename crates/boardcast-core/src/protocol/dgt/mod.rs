@@ -74,6 +74,8 @@ pub const FAMILY: Family = Family {
         tells_version: true,
         rank: 2,
     },
+    on_serial: true,
+    bluetooth: None,
     decoder: || Box::new(DgtDecoder::new()),
     link: |config| Box::new(link::DgtLink::new(config)),
 };

@@ -17,6 +17,9 @@ pub struct LinkConfig {
     /// How long a board dump asked for after lost bytes may take before it
     /// is asked for again (up to three times).
     pub dump_within: Duration,
+    /// The developer key a DGT Pegasus needs before it reports the real
+    /// board (DGT gives one to each developer); `None` sends none.
+    pub pegasus_key: Option<[u8; 6]>,
 }
 
 impl Default for LinkConfig {
@@ -26,6 +29,7 @@ impl Default for LinkConfig {
             silent_after: Duration::from_secs(6),
             clock_ack_within: Duration::from_secs(2),
             dump_within: Duration::from_millis(500),
+            pegasus_key: None,
         }
     }
 }

@@ -112,6 +112,8 @@ pub const FAMILY: Family = Family {
         tells_version: true,
         rank: 1,
     },
+    on_serial: true,
+    bluetooth: None,
     decoder: || Box::new(MillenniumDecoder::new()),
     link: |config| Box::new(link::MillenniumLink::new(config)),
 };

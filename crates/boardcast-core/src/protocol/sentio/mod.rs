@@ -128,6 +128,8 @@ pub const FAMILY: Family = Family {
         tells_version: false,
         rank: 0,
     },
+    on_serial: true,
+    bluetooth: None,
     decoder: || Box::new(SentioDecoder::new()),
     link: |config| Box::new(super::certabo::link::StreamLink::new(false, config)),
 };

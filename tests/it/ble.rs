@@ -1,0 +1,217 @@
+//! Bluetooth LE boards (Chessnut, DGT Pegasus) as a user meets them in the
+//! command line: `boardcast synth --protocol chessnut|pegasus` writes
+//! captures of their notifications that `boardcast replay` turns back into
+//! the game; `list-ports` finds the boards in range through BlueZ (a mock
+//! BlueZ on a private D-Bus: python-dbusmock with the template in
+//! tests/fixtures/bluez-gatt); `config check` refuses a board the daemon
+//! cannot read live yet.
+
+use std::{fs, path::PathBuf, process::Command};
+
+fn boardcast(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_boardcast")).args(args).output().expect("the binary runs")
+}
+
+/// A fresh folder under the target directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn synth_writes_ble_captures_that_replay_to_the_game() {
+    let games = format!("{}/tests/fixtures/games/raws.san.txt", env!("CARGO_MANIFEST_DIR"));
+    for protocol in ["chessnut", "pegasus"] {
+        let dir = scratch(&format!("ble_synth_{protocol}"));
+        let out = dir.to_str().unwrap();
+        let made = boardcast(&["synth", &games, "--game", "2", "--calm", "--protocol", protocol, "--out", out]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let capture = fs::read_to_string(dir.join("game-2.jsonl")).unwrap();
+        assert!(capture.lines().next().unwrap().contains(&format!("\"protocol\":\"{protocol}\"")), "{capture:.200}");
+        let pgn = dir.join("out.pgn");
+        let replayed =
+            boardcast(&["replay", dir.join("game-2.jsonl").to_str().unwrap(), "--pgn", pgn.to_str().unwrap()]);
+        assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
+        let pgn = fs::read_to_string(pgn).unwrap();
+        assert!(
+            pgn.contains('#') && (pgn.contains("1-0") || pgn.contains("0-1")),
+            "{protocol}: the game ends in mate: {pgn}"
+        );
+    }
+}
+
+#[test]
+fn a_bluetooth_board_in_the_configuration_is_refused_with_what_can_be_done() {
+    let dir = scratch("ble_config");
+    let file = dir.join("boardcast.toml");
+    for protocol in ["chessnut", "pegasus"] {
+        fs::write(&file, format!("[[boards]]\nname = \"t1\"\nprotocol = \"{protocol}\"\nport = \"/dev/ttyUSB0\"\n"))
+            .unwrap();
+        let out = boardcast(&["config", "check", "--config", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(&format!("boards[0].protocol = \"{protocol}\"")), "{said}");
+        assert!(said.contains("Bluetooth LE, which `boardcast run` does not read yet"), "{said}");
+    }
+}
+
+/// A private D-Bus with python-dbusmock serving BlueZ's API from
+/// `tests/fixtures/bluez-gatt/bluez_gatt.py` (an adapter, and boards the
+/// test adds with their GATT services). Each test has its own bus, so
+/// tests run in parallel; the daemon is pointed at it through
+/// `DBUS_SYSTEM_BUS_ADDRESS`.
+struct MockBluez {
+    dir: PathBuf,
+    address: String,
+    bus: std::process::Child,
+    bluez: std::process::Child,
+}
+
+impl MockBluez {
+    /// `None` (with a message) where dbus-daemon or Debian's
+    /// python3-dbusmock is missing; under CI that fails the test.
+    fn start(name: &str) -> Option<Self> {
+        let python = "/usr/bin/python3";
+        let present = std::path::Path::new("/usr/bin/dbus-daemon").exists()
+            && Command::new(python).args(["-c", "import dbusmock"]).output().is_ok_and(|o| o.status.success());
+        if !present {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "dbus-daemon and python3-dbusmock are needed under CI"
+            );
+            eprintln!(
+                "skipped: dbus-daemon or python3-dbusmock missing (apt-get install dbus-daemon python3-dbusmock)"
+            );
+            return None;
+        }
+        let dir = scratch(name);
+        let address = format!("unix:path={}", dir.join("bus").display());
+        let bus = Command::new("/usr/bin/dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", &format!("--address={address}")])
+            .stdout(std::process::Stdio::null())
+            // It complains when it may not raise its file limit, harmlessly.
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dbus-daemon starts");
+        wait_for(|| dir.join("bus").exists(), "the private bus");
+        let template = format!("{}/tests/fixtures/bluez-gatt/bluez_gatt.py", env!("CARGO_MANIFEST_DIR"));
+        let bluez = Command::new(python)
+            .args(["-m", "dbusmock", "--system", "-t", &template])
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("dbusmock starts");
+        let mock = Self { dir, address, bus, bluez };
+        wait_for(
+            || {
+                mock.send("/", "org.freedesktop.DBus", "org.freedesktop.DBus.NameHasOwner", &["string:org.bluez"])
+                    .is_ok_and(|reply| reply.contains("boolean true"))
+            },
+            "BlueZ on the private bus",
+        );
+        Some(mock)
+    }
+
+    /// `dbus-send` on the private bus; the reply as printed.
+    fn send(&self, path: &str, dest: &str, method: &str, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("dbus-send")
+            .args([&format!("--bus={}", self.address), "--print-reply", &format!("--dest={dest}"), path, method])
+            .args(args)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+
+    /// A board advertising `name`, with `family`'s service and
+    /// characteristics.
+    fn add_board(&self, address: &str, name: &str, service: &str, notify: &str, write: &str) {
+        let args = [address, name, service, notify, write].map(|a| format!("string:{a}"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.send("/", "org.bluez", "org.boardcast.Mock.AddBoard", &args).expect("the board is added");
+    }
+
+    /// `boardcast` with the private bus as the system bus.
+    fn boardcast(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(args)
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &self.address)
+            .current_dir(&self.dir)
+            .output()
+            .expect("the binary runs")
+    }
+}
+
+impl Drop for MockBluez {
+    fn drop(&mut self) {
+        for child in [&mut self.bluez, &mut self.bus] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !ready() {
+        assert!(std::time::Instant::now() < until, "{what} did not come up within 20 s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn list_ports_shows_the_bluetooth_boards_in_range_by_their_family() {
+    use boardcast_core::protocol::{chessnut, pegasus};
+    let Some(bluez) = MockBluez::start("ble_list_ports") else { return };
+    bluez.add_board(
+        "AA:BB:CC:DD:EE:01",
+        "Chessnut Air",
+        chessnut::POSITION_SERVICE,
+        chessnut::POSITION_CHARACTERISTIC,
+        chessnut::COMMAND_CHARACTERISTIC,
+    );
+    bluez.add_board(
+        "AA:BB:CC:DD:EE:02",
+        "DGT_Pegasus_1234",
+        pegasus::UART_SERVICE,
+        pegasus::UART_NOTIFY,
+        pegasus::UART_WRITE,
+    );
+    // A device of no family, with the Nordic UART service a Pegasus uses
+    // too: its name says it is no board this daemon reads.
+    bluez.add_board(
+        "AA:BB:CC:DD:EE:03",
+        "Heart rate",
+        pegasus::UART_SERVICE,
+        pegasus::UART_NOTIFY,
+        pegasus::UART_WRITE,
+    );
+    let out = bluez.boardcast(&["list-ports", "--scan-ms", "300"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("Bluetooth LE AA:BB:CC:DD:EE:01  \"Chessnut Air\"  Chessnut board (chessnut), RSSI -60 dBm"),
+        "{said}"
+    );
+    assert!(said.contains("Bluetooth LE AA:BB:CC:DD:EE:02  \"DGT_Pegasus_1234\"  DGT Pegasus"), "{said}");
+    assert!(!said.contains("AA:BB:CC:DD:EE:03"), "{said}");
+}
+
+#[test]
+fn list_ports_says_why_there_is_no_bluetooth_scan() {
+    // A bus address where no bus is.
+    let dir = scratch("ble_no_bus");
+    let out = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["list-ports", "--scan-ms", "100"])
+        .env("DBUS_SYSTEM_BUS_ADDRESS", format!("unix:path={}", dir.join("nobody").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("Bluetooth LE: not scanned: no system D-Bus to reach BlueZ through"), "{said}");
+}

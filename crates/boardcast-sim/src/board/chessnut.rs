@@ -137,8 +137,11 @@ mod tests {
         let mut decoder = ChessnutDecoder::new();
         decoder.handle_bytes(&[bytes, next].concat());
         let pictures: Vec<Decoded> = std::iter::from_fn(|| decoder.poll_decoded()).collect();
-        assert_eq!(pictures.len(), 2);
-        let Decoded::Sensor(SensorEvent::Board(last)) = &pictures[1] else { panic!() };
+        // The first position whole; then the changed square, then the
+        // whole position again (the decoder says what changed first).
+        assert_eq!(pictures.len(), 3, "{pictures:?}");
+        assert!(matches!(&pictures[1], Decoded::Sensor(SensorEvent::Square { square: Square::E2, .. })));
+        let Decoded::Sensor(SensorEvent::Board(last)) = &pictures[2] else { panic!() };
         assert_eq!(**last, *board.picture());
     }
 }

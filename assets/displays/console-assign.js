@@ -5,7 +5,8 @@
 // arbiters, never the public); console.js hands those messages here. They
 // are rows of the hall's table (its second body) with an Assign button,
 // which opens a form: the board's number or label, its name, and the
-// players. The daemon checks and keeps the assignment (POST /api/assign,
+// players. The bridge that found it checks and keeps the assignment (POST
+// /api/assign, passed on to another bridge of the hall by the daemon;
 // operator accounts only: a live account's button is disabled, and the
 // daemon refuses it anyway). GPL-3.0-or-later.
 'use strict';
@@ -93,6 +94,9 @@ window.ConsoleAssign = (() => {
     const form = e.target;
     const why = form.querySelector('.why');
     const request = {
+      // The bridge that found it reads it and keeps it (another bridge of
+      // the hall gets the assignment as a signed command).
+      bridge: form.dataset.bridge,
       family: form.dataset.family,
       port: form.dataset.port,
       serial: form.dataset.serial || null,

@@ -7,7 +7,9 @@
 // the other pages keep theirs (displays.js). The hall view lists every
 // board a bridge publishes a status for, with Identify and Flip, its Sync
 // from the live state (undelayed), and the boards found but not assigned
-// (console-assign.js).
+// (console-assign.js). In a hall of several bridges it lists the boards of
+// every bridge on the hall's broker, and a change for a board goes to the
+// bridge that reads it (console-bridges.js).
 // GPL-3.0-or-later.
 'use strict';
 (async () => {
@@ -82,10 +84,11 @@
   });
 
   // Sends `request` ({board, command, …} as in docs/operator.md) to the
-  // daemon, which signs it and waits for the bridge's reply; the reply is
-  // shown, and returned ({status, reason}): done, refused and why, or no
-  // answer.
-  async function command(request, to = bridge) {
+  // daemon, which signs it and waits for the reply of the bridge that
+  // reads the board (`to`, else the one whose status names the board,
+  // else this daemon's); the reply is shown, and returned ({status,
+  // reason}): done, refused and why, or no answer.
+  async function command(request, to = window.ConsoleBridges.owner(request.board) || bridge) {
     const li = document.createElement('li');
     li.textContent = `${request.board}: ${request.command} sent…`;
     li.dataset.status = 'sent';
@@ -159,8 +162,8 @@
 
   // A notice of the bridge (a game lichess refused, a refused token): about
   // the bridge rather than a board, so never hidden by the board filter.
-  function notice(m) {
-    const key = `${m.ts_ms}|${m.kind}|${m.message}`;
+  function notice(m, from) {
+    const key = `${from}|${m.ts_ms}|${m.kind}|${m.message}`;
     if (noticesSeen.has(key)) return;
     noticesSeen.add(key);
     const li = document.createElement('li');
@@ -168,7 +171,8 @@
     li.dataset.kind = m.kind || '';
     li.dataset.severity = m.severity || '';
     const when = m.ts_ms ? new Date(m.ts_ms).toLocaleTimeString() : '';
-    li.innerHTML = `<b>${B.esc(bridge)}</b> · ${B.esc(when)} · <span class="kind">${B.esc(m.kind)}</span> ${B.esc(m.severity)}
+    li.dataset.bridge = from;
+    li.innerHTML = `<b>${B.esc(from)}</b> · ${B.esc(when)} · <span class="kind">${B.esc(m.kind)}</span> ${B.esc(m.severity)}
       <p class="message">${B.esc(m.message)}</p>`;
     $('notices').prepend(li);
   }
@@ -221,7 +225,6 @@
   // by bridge and board name: a status moves from the name's topic to the
   // serial number's once the board tells it.
   const statuses = new Map(); // `${bridge}\n${board}` -> {bridge, status}
-  const bridgesOnline = new Map(); // bridge id -> 'online' | 'offline'
   const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '');
   const byLabel = (a, b) => (a.status.label || a.status.board).localeCompare(b.status.label || b.status.board, undefined, { numeric: true })
     || a.bridge.localeCompare(b.bridge);
@@ -245,7 +248,7 @@
     const rows = [...statuses.values()].sort(byLabel);
     $('hall-empty').hidden = rows.length > 0 || $('hall-unassigned').rows.length > 0;
     for (const { bridge: from, status: s } of rows) {
-      const gone = bridgesOnline.get(from) === 'offline';
+      const gone = window.ConsoleBridges.gone(from);
       const tr = document.createElement('tr');
       tr.dataset.board = s.board;
       tr.dataset.bridge = from;
@@ -256,14 +259,14 @@
       // sync now.
       const sync = (state && state.status) || s.sync;
       tr.dataset.sync = sync;
-      tr.classList.toggle('gone', gone);
+      tr.classList.toggle('gone', !!gone);
       const last = state && state.last_move;
       if (last && last.status === 'made') tr.classList.add('provisional');
       const number = last ? `${Math.ceil(last.ply / 2)}${last.color === 'white' ? '.' : '…'} ${last.san}` : '–';
-      const connection = gone ? 'gone (bridge offline)' : s.connection;
+      const connection = gone ? `bridge ${from} ${gone}` : s.connection;
       const since = !gone && s.connected_since_ms ? `since ${when(s.connected_since_ms)}` : '';
       const cells = [
-        ['label', 'Board', `<b>${B.esc(s.label || s.board)}</b> ${s.label && s.label !== s.board ? B.esc(s.board) : ''}${bridgesOnline.size > 1 ? ` <small>${B.esc(from)}</small>` : ''}`],
+        ['label', 'Board', `<b>${B.esc(s.label || s.board)}</b> ${s.label && s.label !== s.board ? B.esc(s.board) : ''}${window.ConsoleBridges.count() > 1 ? ` <small class="bridge">${B.esc(from)}</small>` : ''}`],
         ['family', 'Family', B.esc(s.family || '?')],
         ['serial', 'Serial', B.esc(s.serial || '–')],
         ['port', 'Port', B.esc(s.port || 'found by serial')],
@@ -332,17 +335,20 @@
   // shown board's PGN and clock only (every board's would be too much for
   // a tablet in a large hall).
   window.BoardcastConsole.client = await B.connect(cfg, 'live',
-    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/${bridge}/notices`,
+    [`${root}/live/+/+/+/alerts`, `${root}/live/+/+/+/state`, `${root}/bridges/+/notices`,
       `${root}/bridges/+/status`, `${root}/bridges/+/boards/+/status`, `${root}/live/unassigned/+`],
-    (t, m) => {
+    (t, m, retained) => {
       // After this handler has drawn what it draws.
       setTimeout(() => window.dispatchEvent(new CustomEvent('boardcast:message', { detail: { topic: t, message: m } })));
       if (t.startsWith(`${root}/live/unassigned/`)) {
         window.ConsoleAssign.found(t.slice(`${root}/live/unassigned/`.length), m);
       } else if (t.startsWith(`${root}/bridges/`) && t.endsWith('/status')) {
         const [from, ...rest] = t.slice(`${root}/bridges/`.length).split('/');
-        if (rest.length === 1) bridgesOnline.set(from, m.status);
-        else statuses.set(`${from}\n${m.board}`, { bridge: from, status: m });
+        if (rest.length === 1) window.ConsoleBridges.status(from, m, retained);
+        else if (m) {
+          statuses.set(`${from}\n${m.board}`, { bridge: from, status: m });
+          window.ConsoleBridges.board(from, m);
+        }
         hall();
       } else if (t.endsWith('/state')) {
         if (!B.newer(m, states.get(m.board))) return;
@@ -352,7 +358,7 @@
         lastMoves();
         hall();
       } else if (t.endsWith('/notices')) {
-        notice(m);
+        notice(m, t.slice(`${root}/bridges/`.length).split('/')[0]);
       } else if (t.endsWith('/alerts')) {
         if (!seen.first(m)) return;
         if (m.kind === 'acknowledged') {

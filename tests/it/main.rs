@@ -36,6 +36,7 @@ mod calibrate;
 mod cli;
 mod commands;
 mod console;
+mod console_bridges;
 mod console_game;
 mod console_hall;
 mod console_round;

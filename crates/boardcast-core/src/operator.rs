@@ -29,6 +29,8 @@ pub(crate) const MAX_TAG_VALUE_CHARS: usize = 1024;
 pub(crate) const MAX_FEN_CHARS: usize = 128;
 /// Boards one `next_round` names pairings for at most.
 pub(crate) const MAX_PAIRINGS: usize = 1000;
+/// The longest serial number, player or account in `assign_board`.
+pub(crate) const MAX_ASSIGN_TEXT_CHARS: usize = 100;
 /// Moves one `moves` command enters at most.
 pub(crate) const MAX_MOVES: usize = 600;
 
@@ -38,7 +40,7 @@ pub(crate) const MAX_MOVES: usize = 600;
 pub enum CommandError {
     /// Not a command: unknown, or a field missing or unknown (serde's words).
     #[error(
-        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text; docs/operator.md)"
+        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text, assign_board; docs/operator.md)"
     )]
     Unreadable(String),
     /// A text longer than the bounds of docs/operator.md.
@@ -80,6 +82,9 @@ pub enum CommandError {
         "the clock shows no text now: clock_display is off, the clock is not a DGT 3000, a player has a minute or less, or it showed text a moment ago (docs/boards.md)"
     )]
     ClockTextRefused,
+    /// `assign_board` sent to a board's game: it is the bridge's.
+    #[error("assign_board is for the bridge, not a board's game")]
+    ForTheBridge,
     /// `next_round` with an empty round.
     #[error("the round is empty")]
     EmptyRound,
@@ -218,6 +223,37 @@ pub enum Command {
         /// At most eight characters; one the clock cannot show becomes `?`.
         text: String,
     },
+    /// The bridge reads a board it found plugged in but not configured
+    /// (its `<root>/v1/live/unassigned/<bridge>` list) from now on, named
+    /// as the request's `board`, and keeps it in its own state file: the
+    /// console of another bridge of the hall assigns a board this way. The
+    /// bridge answers it; no board's session ever sees it.
+    AssignBoard(Box<Assignment>),
+}
+
+/// What `assign_board` asks for (boxed: the other commands are small).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assignment {
+    /// The board's family (`dgt`, `millennium`, …).
+    pub family: String,
+    /// The device it was found on; unused when `serial` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+    /// Its serial number, when it tells one: it is found by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// Its number or label in the round (`"7"`).
+    pub label: String,
+    /// The player with the white pieces, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub white: Option<String>,
+    /// The player with the black pieces, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub black: Option<String>,
+    /// The console account that assigns it (kept in the state file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 /// How a result came about, when no board shows it.
@@ -250,6 +286,7 @@ impl Command {
             Self::SetTags { .. } => "set_tags",
             Self::AcknowledgeAlert { .. } => "acknowledge_alert",
             Self::ClockText { .. } => "clock_text",
+            Self::AssignBoard(_) => "assign_board",
         }
     }
 
@@ -314,6 +351,18 @@ impl Command {
                 san.iter().try_for_each(|m| text("a move", m, MAX_NAME_CHARS))
             }
             Self::SetTags { tags } => check_tags(tags, &text),
+            Self::AssignBoard(assignment) => {
+                let Assignment { family, port, serial, label, white, black, by } = assignment.as_ref();
+                text("the family", family, MAX_NAME_CHARS)?;
+                text("the board's label", label, MAX_NAME_CHARS)?;
+                text("the port", port.as_deref().unwrap_or_default(), MAX_TAG_VALUE_CHARS)?;
+                for (what, value) in
+                    [("the serial number", serial), ("White", white), ("Black", black), ("the account", by)]
+                {
+                    text(what, value.as_deref().unwrap_or_default(), MAX_ASSIGN_TEXT_CHARS)?;
+                }
+                Ok(())
+            }
             Self::NewGame | Self::TakeBack | Self::Flip | Self::AcknowledgeAlert { .. } => Ok(()),
         }
     }
@@ -367,6 +416,14 @@ impl std::fmt::Display for Command {
             }
             Self::AcknowledgeAlert { game, seq } => write!(f, "acknowledge_alert game {game} #{seq}"),
             Self::ClockText { text } => write!(f, "clock_text {text:?}"),
+            Self::AssignBoard(assignment) => {
+                let Assignment { family, label, port, serial, .. } = assignment.as_ref();
+                let at = serial.as_ref().map_or_else(
+                    || format!("at {}", port.as_deref().unwrap_or("?")),
+                    |serial| format!("serial {serial}"),
+                );
+                write!(f, "assign_board {family} {at} as {label}")
+            }
             other => f.write_str(other.name()),
         }
     }
@@ -402,6 +459,10 @@ mod tests {
         );
         let error = Command::from_json(json!({"command": "resign"})).unwrap_err().to_string();
         assert!(error.contains("unknown variant `resign`") && error.contains("commands: new_game"), "{error}");
+        let assign = json!({"command": "assign_board", "family": "millennium", "port": "/dev/ttyACM3", "label": "7", "white": "A"});
+        let assign = Command::from_json(assign).unwrap();
+        assert_eq!(assign.to_string(), "assign_board millennium at /dev/ttyACM3 as 7");
+        assert_eq!(Command::from_json(assign.to_json()).unwrap(), assign, "an assignment goes through JSON unchanged");
         let error = Command::from_json(json!({"command": "next_round"})).unwrap_err().to_string();
         assert!(error.contains("missing field `round`"), "{error}");
     }

@@ -8,6 +8,7 @@
 mod analysis;
 mod assign;
 mod board;
+mod bridged;
 mod deliver;
 mod discover;
 mod feed;
@@ -36,7 +37,7 @@ use boardcast::{
     config::{Board, Speech},
     shell::{
         clock::SessionClock,
-        console::Console,
+        console::{Console, assign as assign_console},
         driver::Input,
         http::Shelf,
         supervise::{Outcome, Patience, Report, supervise},
@@ -114,13 +115,15 @@ async fn supervised(board: Board, shared: Shared) {
 }
 
 /// Boards not configured: looked for at an interval (when there is a feed
-/// to show them on), and assigned from the console (when it is served);
-/// both tasks end at shutdown, in `tasks`.
+/// to show them on), and assigned from the console (when it is served) or
+/// by a console of the hall through `assignments` (when there is a feed
+/// to hear it on); both tasks end at shutdown, in `tasks`.
 fn hall(
     hall: &plan::Hall,
     boards: &[Board],
     console: Option<&Console>,
     feed: Option<&feed::FeedStarted>,
+    assignments: (assign_console::Assigner, mpsc::UnboundedReceiver<assign_console::AssignRequest>),
     shared: &Shared,
     tasks: &TaskTracker,
 ) {
@@ -139,9 +142,13 @@ fn hall(
             discover::run(search, shared.shutdown.clone()).instrument(tracing::info_span!("hall", hall = "hall")),
         );
     }
-    if let Some(console) = console {
-        let (assigner, requests) = mpsc::unbounded_channel();
-        console.set_assigner(assigner);
+    // Assignments come from this daemon's console, and from a console of
+    // another bridge of the hall as signed commands (`bridged.rs`).
+    if console.is_some() || feed.is_some() {
+        let (assigner, requests) = assignments;
+        if let Some(console) = console {
+            console.set_assigner(assigner);
+        }
         let run =
             assign::Assigner { hall: hall.clone(), boards: boards.to_vec(), offered: offered_rx, known: known_tx };
         let run = assign::run(run, requests, shared.clone(), tasks.clone());
@@ -289,13 +296,20 @@ pub(crate) async fn serve(
         boards,
         shutdown: shutdown.clone(),
     };
+    let (assigner, assignments) = mpsc::unbounded_channel();
     let router = started.as_ref().map(|started| {
-        let router = operator::route(requests_rx, shared.boards.clone(), started.items.clone(), started.topics.clone());
+        let router = operator::route(
+            requests_rx,
+            shared.boards.clone(),
+            started.items.clone(),
+            started.topics.clone(),
+            assigner.clone(),
+        );
         tokio::spawn(router.instrument(tracing::info_span!("operator", who = "operator")))
     });
     drop(requests_tx);
     let tasks = TaskTracker::new();
-    hall(&plan.hall, &plan.boards, console.as_deref(), started.as_ref(), &shared, &tasks);
+    hall(&plan.hall, &plan.boards, console.as_deref(), started.as_ref(), (assigner, assignments), &shared, &tasks);
     for board in plan.boards {
         let span = tracing::info_span!("board", board = %board.name);
         tasks.spawn(supervised(board, shared.clone()).instrument(span));

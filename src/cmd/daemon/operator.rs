@@ -2,7 +2,8 @@
 //! listener let through goes to its board's session as an input (recorded
 //! in the board's capture like any other), and the session's answer goes
 //! back on the bridge's `replies` topic; so do the listener's refusals,
-//! which are also logged.
+//! which are also logged. An `assign_board` (from a console of the hall)
+//! goes to the bridge's assigner instead.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -14,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 
 use boardcast::shell::{
+    console::assign::Assigner,
     driver::{Answer, Input, InputBody},
     mqtt::commands::Heard,
 };
@@ -29,12 +31,14 @@ use boardcast_core::{
 
 use super::BoardHandle;
 
-/// Routes requests until the publisher stops.
+/// Routes requests until the publisher stops; `assign_board` goes to
+/// `assigner` (`bridged.rs`).
 pub(super) async fn route(
     mut requests: mpsc::UnboundedReceiver<Heard>,
     boards: Arc<Mutex<HashMap<String, BoardHandle>>>,
     items: mpsc::UnboundedSender<Item>,
     topics: Topics,
+    assigner: Assigner,
 ) {
     while let Some(request) = requests.recv().await {
         let (id, board, answer) = match request {
@@ -45,7 +49,9 @@ pub(super) async fn route(
             Ok(Request { id, board, command }) => {
                 let to_boards = board == EVERY_BOARD
                     || matches!(&command, Command::NextRound { pairings, .. } if !pairings.is_empty());
-                let answer = if to_boards && matches!(command, Command::NextRound { .. }) {
+                let answer = if matches!(command, Command::AssignBoard(_)) {
+                    super::bridged::assign(&assigner, &board, &command).await
+                } else if to_boards && matches!(command, Command::NextRound { .. }) {
                     next_round(&boards, &board, command).await
                 } else if board == EVERY_BOARD {
                     Err(format!("only next_round goes to every board ({EVERY_BOARD:?}); name the board"))

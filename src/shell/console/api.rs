@@ -20,12 +20,12 @@ use hyper::{
 };
 use serde_json::{Map, Value, json};
 
-use boardcast_core::{operator::Command, publish::topics::Topics};
+use boardcast_core::operator::Command;
 
-use super::{Console, REPLY_TIMEOUT, round};
+use super::{Console, round};
 use crate::{
     accounts::{self, Role},
-    shell::mqtt::{ask, client::connect_options, mosquitto},
+    shell::mqtt::mosquitto,
 };
 
 /// The session cookie's name.
@@ -291,35 +291,8 @@ where
         );
     };
     let bridge = bridge.unwrap_or_else(|| commander.bridge.clone());
-    let topics = Topics::new(&commander.root, &bridge);
-    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-    let nonce = mosquitto::random::<8>().map(|b| mosquitto::hex(&b)).unwrap_or_default();
-    let id = format!("console-{}-{now_ms}-{nonce}", who.account);
-    let request = match ask::signed_request(&commander.key, &id, &board, now_ms, &command) {
-        Ok(request) => request,
-        Err(e) => return answer(StatusCode::BAD_REQUEST, &json!({"status": "refused", "reason": e.to_string()})),
-    };
-    let options = connect_options(
-        &commander.broker,
-        &format!("boardcast-console-{nonce}"),
-        commander.credentials.as_ref(),
-        std::time::Duration::from_secs(5),
-    );
-    let asked = tokio::time::timeout(REPLY_TIMEOUT, ask::ask(options, &topics, &id, request)).await;
-    let (status, reason) = match asked {
-        Ok(Ok(reply)) => {
-            let message = reply["message"].as_str().unwrap_or_default().to_owned();
-            (if reply["ok"] == true { "done" } else { "refused" }, message)
-        }
-        Ok(Err(e)) => ("no_answer", format!("the broker {}: {e}", commander.broker.url)),
-        Err(_) => (
-            "no_answer",
-            format!(
-                "no answer from the bridge {bridge:?} within {} s (is its daemon running on this broker?)",
-                REPLY_TIMEOUT.as_secs()
-            ),
-        ),
-    };
+    let super::bridges::Sent { status, reason } =
+        super::bridges::send(commander, &bridge, &board, &command, &who.account).await;
     tracing::info!("console: {} from {peer}: {name} on {board} (bridge {bridge}): {status}: {reason}", who.account);
     answer(StatusCode::OK, &json!({"status": status, "reason": reason, "board": board, "bridge": bridge}))
 }

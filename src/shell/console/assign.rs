@@ -5,7 +5,9 @@
 //! by `api::handle` before this runs). The daemon itself checks the board
 //! as a `[[boards]]` table, writes it to the state file and starts its
 //! session (`cmd/daemon/assign.rs`); this side only reads the request,
-//! checks who asks, and hands it over.
+//! checks who asks, and hands it over. A request naming another `bridge`
+//! (a board that bridge found) goes there as a signed command
+//! (`bridges.rs`), and that bridge's answer is this one's.
 
 use std::time::Instant;
 
@@ -105,6 +107,13 @@ where
         Ok(board) => board,
         Err(reason) => return refused(StatusCode::BAD_REQUEST, reason),
     };
+    // A board another bridge of the hall found: that bridge assigns it
+    // and keeps it in its own state file (`bridges.rs`).
+    if let (Some(Value::String(bridge)), Some(commander)) = (body.get("bridge"), &console.commander)
+        && *bridge != commander.bridge
+    {
+        return elsewhere(commander, bridge, &board, &who.account).await;
+    }
     let Some(assigner) = console.assigner.get() else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "this daemon does not assign boards".into());
     };
@@ -124,6 +133,37 @@ where
         }
         Err(_) => refused(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()),
     }
+}
+
+/// Asks `bridge` to assign `board` (the `assign_board` command) and says
+/// its answer as this bridge's own assignments are said.
+async fn elsewhere(
+    commander: &super::Commander,
+    bridge: &str,
+    board: &AssignedBoard,
+    account: &str,
+) -> Response<http_body_util::Full<hyper::body::Bytes>> {
+    use super::api::answer;
+    if bridge.is_empty() || bridge.chars().any(|c| matches!(c, '/' | '+' | '#') || c.is_control()) {
+        return answer(
+            StatusCode::BAD_REQUEST,
+            &json!({"status": "refused", "reason": "\"bridge\" is a bridge id: one topic level, without / + #"}),
+        );
+    }
+    let command = super::bridges::assignment(board, account);
+    let sent = super::bridges::send(commander, bridge, &board.name, &command, account).await;
+    tracing::info!(
+        "console: {account} asked bridge {bridge} to assign board {}: {}: {}",
+        board.name,
+        sent.status,
+        sent.reason
+    );
+    let status = match sent.status {
+        "done" => StatusCode::OK,
+        "refused" => StatusCode::CONFLICT,
+        _ => StatusCode::GATEWAY_TIMEOUT,
+    };
+    answer(status, &json!({"status": sent.status, "reason": sent.reason, "board": board.name, "bridge": bridge}))
 }
 
 #[cfg(test)]

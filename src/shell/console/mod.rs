@@ -4,7 +4,8 @@
 //! browser, and sent to a bridge as `boardcast ctl` sends them
 //! ([`api`], through `shell::mqtt::ask`); the legal moves its board
 //! offers come from the core ([`legal`]); an operator assigns a board
-//! not configured ([`assign`]); the tournament panel previews pairings
+//! not configured ([`assign`]), also one of another bridge of the hall,
+//! where every change for another bridge's board goes ([`bridges`]); the tournament panel previews pairings
 //! ([`round`]). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
 //! `[http] live_may_change` allows; `public` accounts get no console.
@@ -14,6 +15,7 @@
 
 pub mod api;
 pub mod assign;
+pub mod bridges;
 pub mod legal;
 pub mod round;
 pub mod session;

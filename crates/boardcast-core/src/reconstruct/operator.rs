@@ -69,6 +69,8 @@ impl Reconstructor {
             // The clock is the link's, not the game's: a live session
             // shows the text before the command gets here.
             Command::ClockText { .. } => Err(CommandError::ClockTextRefused),
+            // The bridge's router answers it before any board would.
+            Command::AssignBoard(_) => Err(CommandError::ForTheBridge),
         }
     }
 

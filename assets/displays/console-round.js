@@ -5,8 +5,9 @@
 // preview, which changes nothing; starts a round with the preview's
 // `next_round`, or the next one, and edits a board's players (`set_tags`),
 // each after a confirmation, through /api/command, where the daemon signs
-// it exactly as `boardcast ctl` would. It also lists the PGN addresses the
-// daemon serves, with a copy button. GPL-3.0-or-later.
+// it exactly as `boardcast ctl` would. It also lists the PGN address of
+// the round the boards play (and earlier rounds'), with a copy button, and
+// the lichess push's state per round. GPL-3.0-or-later.
 'use strict';
 (async () => {
   const B = Boardcast;
@@ -38,7 +39,7 @@
   section.innerHTML = `<h2>Tournament</h2>
     <dl id="tournament-facts"></dl>
     <p id="why-no-round" class="why" hidden></p>
-    <p class="note">White and Black: the game on the board, once it has begun; a new round's players are in its answer below until then.</p>
+    <p class="note">White and Black: the game on the board; <i>in italics</i> those of its next game, while the board waits for it (a round just started).</p>
     <table id="round-boards">
       <thead><tr><th>Board</th><th>No.</th><th>Round</th><th>White</th><th>Black</th><th>Players</th></tr></thead>
       <tbody></tbody>
@@ -109,7 +110,12 @@
       }
       if (tr.classList.contains('editing')) continue;
       const s = states.get(board.name) || {};
-      const players = s.players || {};
+      // No game on the board (a round started, its game not begun): the
+      // players of its next game, as the daemon publishes them at once.
+      const waiting = !s.players && !!s.next_players;
+      const players = s.players || s.next_players || {};
+      tr.classList.toggle('next', waiting);
+      tr.title = waiting ? 'the players of the board\'s next game: it has not begun' : '';
       tr.innerHTML = `<td class="label" data-label="Board">${B.esc(board.name)}</td>
         <td class="number" data-label="No.">${B.esc(board.number ?? '–')}</td>
         <td class="round" data-label="Round">${B.esc(s.round ?? '–')}</td>
@@ -126,7 +132,7 @@
   // `set_tags` (the game in progress and the board's next games).
   function editPlayers(tr, name) {
     const s = states.get(name) || {};
-    const p = s.players || {};
+    const p = s.players || s.next_players || {};
     const value = (colour, field, fallback) => B.esc(p[colour]?.[field] ?? fallback ?? '');
     tr.classList.add('editing');
     tr.innerHTML = `<td class="label" data-label="Board">${B.esc(name)}</td>
@@ -271,6 +277,11 @@
     $('pairings-form').round.value = '';
     await ask(null);
   });
+  // A round typed by the operator (not one a preview filled in) is the
+  // round Next round starts: a round named otherwise than by a number
+  // ("5b", a play-off) has no other way.
+  let typed = false;
+  $('pairings-form').round.addEventListener('input', () => { typed = true; });
   $('pairings-form').round.addEventListener('change', (e) => {
     if (fileText != null) ask(e.target.value.trim());
   });
@@ -280,12 +291,14 @@
   });
   $('next-round').addEventListener('click', async () => {
     const now = numeric(currentRound());
-    if (now == null) {
+    const asked = typed ? $('pairings-form').round.value.trim() : '';
+    typed = false;
+    if (now == null && !asked) {
       $('pairings-problem').hidden = false;
-      $('pairings-problem').textContent = `The boards play round ${currentRound()}, not a number: type the next round and upload its pairings.`;
+      $('pairings-problem').textContent = `The boards play round ${currentRound()}, not a number: type the next round in Round.`;
       return;
     }
-    const next = String(now + 1);
+    const next = asked || String(now + 1);
     $('pairings-form').round.value = next;
     if (fileText != null && preview?.rounds?.includes(next)) {
       const p = await ask(next);
@@ -296,26 +309,46 @@
     await send({ board: '*', command: 'next_round', round: next }, `round ${next}`);
   });
 
-  // The delivery: the PGN the daemon serves (the public delay behind the
-  // boards), with a copy button each; lichess rounds as configured.
+  // The delivery: the PGN address of the round the boards play now (it
+  // switches with the round; served once its first game is public, the
+  // public delay behind the boards), earlier rounds' below, each with a
+  // copy button; and the lichess push per round, as the daemon keeps it.
+  let lastTournament = tournament;
   async function delivery() {
-    let t = tournament;
     try {
-      t = await (await fetch('/api/tournament', { credentials: 'same-origin', cache: 'no-store' })).json();
+      lastTournament = await (await fetch('/api/tournament', { credentials: 'same-origin', cache: 'no-store' })).json();
     } catch {
-      return;
+      // Shown as it was.
     }
-    const ul = $('delivery');
-    const items = t.pgn.map((path) => {
+    const t = lastTournament;
+    const link = (path, served) => {
       const url = new URL(path, location.href).href;
-      return `<li class="pgn"><a href="${B.esc(url)}">${B.esc(url)}</a> <button type="button" class="copy" data-url="${B.esc(url)}">Copy</button></li>`;
-    });
-    if (!items.length) items.push('<li>No PGN served yet (a round appears here once its first game is public).</li>');
-    for (const [round, id] of Object.entries(t.lichess_rounds || {})) {
-      items.push(`<li class="lichess">lichess: round ${B.esc(round)} → broadcast round ${B.esc(id)} (refusals appear under Bridge notices)</li>`);
+      const note = served ? '' : ' <small>(not served yet: once its first game is public)</small>';
+      return `<a href="${B.esc(url)}">${B.esc(url)}</a>${note} <button type="button" class="copy" data-url="${B.esc(url)}">Copy</button>`;
+    };
+    const now = [...new Set([...states.values()].map((s) => `/pgn/${s.event}/round-${s.round}/games.pgn`))].sort();
+    const items = now.map((path) => `<li class="pgn current" data-round-path="${B.esc(path)}">Round now: ${link(path, t.pgn.includes(path))}</li>`);
+    const earlier = t.pgn.filter((path) => !now.includes(path));
+    if (!now.length && !earlier.length) items.push('<li>No PGN served yet (a round appears here once its first game is public).</li>');
+    for (const path of now.length ? earlier : t.pgn) items.push(`<li class="pgn${now.length ? ' earlier' : ''}">${link(path, true)}</li>`);
+    const report = t.lichess || { rounds: {} };
+    if (report.token_refused) {
+      items.push(`<li class="lichess token-refused refused">lichess: token refused (${B.esc(report.token_refused)}) at ${B.esc(when(report.token_refused_ms))}: make a new token with study:write and write it to the token file; nothing is pushed until then (the bridge notices say more)</li>`);
     }
-    ul.innerHTML = items.join('');
+    for (const [round, id] of Object.entries(t.lichess_rounds || {})) {
+      const r = report.rounds?.[id];
+      const said = [];
+      if (!r || r.last_push_ms == null) said.push('not pushed yet');
+      else said.push(`last push ${when(r.last_push_ms)}`, `${r.games_accepted} game(s) accepted`);
+      if (r?.games_refused) said.push(`${r.games_refused} refused in the last push`);
+      if (r?.retrying) said.push(`failing for now (${r.retrying}), tried again`);
+      const refusals = (r?.refusals || []).map((x) => `<li>${B.esc(x)}</li>`).join('');
+      items.push(`<li class="lichess" data-id="${B.esc(id)}">lichess: round ${B.esc(round)} → broadcast round ${B.esc(id)}: <span class="said">${B.esc(said.join(', '))}</span>${
+        refusals ? `<details><summary>${B.esc(r.refusals_told)} refusal(s)</summary><ul class="refusals">${refusals}</ul></details>` : ''}</li>`);
+    }
+    $('delivery').innerHTML = items.join('');
   }
+  const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '');
   $('delivery').addEventListener('click', async (e) => {
     const button = e.target.closest('button.copy');
     if (!button) return;
@@ -330,15 +363,17 @@
   facts();
   boardsTable();
   delivery();
-  setInterval(delivery, 10000);
+  setInterval(delivery, 5000);
   await B.connect(cfg, 'live', [`${root}/live/+/+/+/state`], (t, m) => {
     // The newest state wins, whatever its round: each round's state is
     // retained on its own topic, and after a restart the old rounds' come
     // back too, in no particular order.
     const shown = states.get(m.board);
     if (!mine(m.board) || (shown && (m.ts_ms ?? 0) < (shown.ts_ms ?? 0))) return;
+    const moved = !shown || shown.round !== m.round || shown.event !== m.event;
     states.set(m.board, m);
     facts();
     boardsTable();
+    if (moved) delivery();
   }, () => {});
 })();

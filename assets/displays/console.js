@@ -29,10 +29,13 @@
   // until an operator or live account logs in. The same account reads the
   // live tree over MQTT.
   async function session() {
+    const link = await linkLogin();
+    if (link.who) return link.who;
     const response = await fetch('/api/session', { credentials: 'same-origin', cache: 'no-store' });
     if (response.ok && sessionStorage.getItem('boardcast-login')) return response.json();
     const form = $('console-login');
     form.hidden = false;
+    form.querySelector('.why').textContent = link.why || '';
     form.account.focus();
     return new Promise((resolve) => {
       form.addEventListener('submit', async (e) => {
@@ -62,6 +65,26 @@
     });
   }
 
+  // A one-click log-in link (`boardcast demo` prints one):
+  // console.html#login=<token>, a one-time token the daemon spends at the
+  // first use. It leaves the address at once (no history entry or
+  // bookmark keeps it). Such a link comes with a broker whose live tree
+  // anonymous clients read (the demo's), so the feed is read without an
+  // account; a broker that refuses asks for one.
+  async function linkLogin() {
+    const token = new URLSearchParams(location.hash.slice(1)).get('login');
+    if (!token) return {};
+    history.replaceState(null, '', location.pathname + location.search);
+    try {
+      const answer = await post('/api/login-link', { token });
+      if (!answer.ok) return { why: (await answer.text()) || answer.statusText };
+      sessionStorage.setItem('boardcast-login', '{}');
+      return { who: await answer.json() };
+    } catch {
+      return { why: 'the daemon cannot be reached' };
+    }
+  }
+
   const who = await session();
   $('who').textContent = `${who.account} (${who.role})`;
   $('who').dataset.role = who.role;
@@ -71,8 +94,7 @@
   window.ConsoleAssign.start(who, post);
   if (!who.may_change) {
     // The daemon refuses these commands for this account anyway; the
-    // controls say so before anyone tries.
-    for (const control of $('commands').querySelectorAll('select, input, button')) control.disabled = true;
+    // views disable their controls, and this says why once for all.
     const note = $('why-disabled');
     note.hidden = false;
     note.textContent = `${who.account} is a ${who.role} account: it may acknowledge alerts, not change games (an operator account may)`;
@@ -120,16 +142,13 @@
 
   function boards() {
     const names = [...new Set([...states.keys()])].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-    for (const select of [$('filter'), $('command-board')]) {
-      const chosen = select.value;
-      const keep = select.id === 'filter' ? 1 : 0;
-      while (select.options.length > keep) select.remove(keep);
-      for (const n of names) select.add(new Option(n, n));
-      // Keep the operator's choice; a command needs a board, so the
-      // command form shows the first one rather than none.
-      select.value = chosen;
-      if (select.selectedIndex < 0 && select.options.length) select.selectedIndex = 0;
-    }
+    const select = $('filter');
+    const chosen = select.value;
+    while (select.options.length > 1) select.remove(1);
+    for (const n of names) select.add(new Option(n, n));
+    // Keep the operator's choice.
+    select.value = chosen;
+    if (select.selectedIndex < 0) select.selectedIndex = 0;
   }
 
   function filter() {
@@ -315,21 +334,6 @@
       body.appendChild(tr);
     }
   }
-
-  $('commands').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const f = e.target;
-    const value = f.value.value.trim();
-    const request = { board: f.board.value, command: f.command.value };
-    if (request.command === 'set_result') {
-      const [result, ...reason] = value.split(/\s+/);
-      Object.assign(request, { result, reason: reason.join(' ') || 'arbiter' });
-    } else if (request.command === 'moves') request.san = value.split(/\s+/).filter(Boolean);
-    else if (request.command === 'promote') request.piece = value;
-    else if (request.command === 'set_position') request.fen = value;
-    else if (request.command === 'next_round') request.round = value;
-    command(request);
-  });
 
   // The client is shared with the game view, which subscribes to the
   // shown board's PGN and clock only (every board's would be too much for

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use boardcast::{
     accounts::{Account, Role, SALT_BYTES, hash_password},
     shell::{
+        console::link::LINK_LIFETIME,
         mqtt::mosquitto::{hex, random},
         simulate::{self, SimulateSettings},
     },
@@ -174,6 +175,9 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The demo's operator account.
+const DEMO_ACCOUNT: &str = "operator";
+
 /// An operator account for `boardcast ctl` against the demo (when the
 /// broker is Mosquitto): its password in `operator.password` (mode 600).
 fn operator_account(dir: &std::path::Path) -> anyhow::Result<()> {
@@ -189,7 +193,7 @@ fn operator_account(dir: &std::path::Path) -> anyhow::Result<()> {
         .and_then(|mut f| f.write_all(format!("{password}\n").as_bytes()))
         .with_context(|| format!("writing {}", file.display()))?;
     let account = Account {
-        name: "operator".into(),
+        name: DEMO_ACCOUNT.into(),
         role: Role::Operator,
         hash: hash_password(&password, &random::<SALT_BYTES>()?),
     };
@@ -338,10 +342,22 @@ fn tell(ready: &FeedReady, pgn_dir: &std::path::Path) {
         outln!("demo: open the displays in a browser:");
         outln!("    round overview:  http://{http}/overview.html");
         outln!("    one board:       http://{http}/board.html?event=demo&round=1&board=1");
-        outln!("    operator console: http://{http}/console.html");
+        // A one-time token in the address's fragment, which the browser
+        // sends to no server: the first click logs in, and only within
+        // minutes; the password stays out of every address.
+        match ready.console.as_ref().map(|console| console.login_link(DEMO_ACCOUNT)) {
+            Some(Ok(token)) => {
+                outln!("    operator console: http://{http}/console.html#login={token}");
+                outln!(
+                    "    (the link logs in as {DEMO_ACCOUNT} once, within {} minutes; after that log in at http://{http}/console.html",
+                    LINK_LIFETIME.as_secs() / 60
+                );
+            }
+            _ => outln!("    operator console: http://{http}/console.html"),
+        }
         if let Some(dir) = pgn_dir.parent() {
             let password = std::fs::read_to_string(dir.join("operator.password")).unwrap_or_default();
-            outln!("    (log in to the console as operator, password {})", password.trim());
+            outln!("     as {DEMO_ACCOUNT}, password {})", password.trim());
         }
     }
     let Some(broker) = ready.embedded else { return };

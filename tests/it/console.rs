@@ -24,6 +24,7 @@ use crate::{
     displays::Browser,
     security::{GAMES, game_started, hall_with_broker, mosquitto_installed},
     support::{
+        alias::Alias,
         live::{Hall, stop},
         mqtt::{free_port, wait_listening},
     },
@@ -248,6 +249,7 @@ fn an_operator_sets_a_result_from_the_console_and_a_live_account_is_refused_by_t
         return;
     }
     let (hall, port) = hall_with_console("console-page", "");
+    let _alias = Alias::for_board(&hall, "b1");
     let Some(browser) = Browser::start(&hall.dir.join("chromium")) else { return };
     let op = hall.account("op", "operator");
     let arbiter = hall.account("arbiter", "live");
@@ -270,14 +272,29 @@ fn an_operator_sets_a_result_from_the_console_and_a_live_account_is_refused_by_t
     assert!(said.as_str().unwrap().contains("public (display) account"), "{said}");
 
     // The operator: logged in, the live tree read with the same account,
-    // a result entered; the daemon signs it and the board's PGN has it.
+    // a result set in the board's game view (the command form is gone:
+    // every command has its button); the daemon signs it and the board's
+    // PGN has it.
     assert_eq!(log_in_on_the_page(&browser, &site, "op", &op), " ");
     assert_eq!(browser.run("return document.getElementById('who').textContent"), "op (operator)");
     browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
-    browser.wait_for(Duration::from_secs(20), "return document.getElementById('command-board').value == 'b1'");
+    assert_eq!(
+        browser.run("return [document.getElementById('commands'), document.getElementById('command-board')]"),
+        json!([null, null]),
+        "no command form with a free value field"
+    );
+    browser.wait_for(
+        Duration::from_secs(20),
+        "const td = document.querySelector('#hall-boards tr[data-board=\"b1\"] td.label'); if (td) td.click(); \
+         return !document.getElementById('game').hidden",
+    );
     browser.run(
-        "const f = document.getElementById('commands'); f.command.value = 'set_result'; \
-         f.value.value = '1-0 resignation'; f.requestSubmit();",
+        "document.getElementById('game-reason').value = 'resignation'; \
+         document.querySelector('#game-actions .result[data-result=\"1-0\"]').click()",
+    );
+    browser.wait_for(
+        Duration::from_secs(5),
+        "const c = document.getElementById('game-confirm'); if (c.hidden) return false; c.querySelector('.yes').click(); return true",
     );
     let reply = browser.wait_for(
         Duration::from_secs(20),
@@ -297,8 +314,10 @@ fn an_operator_sets_a_result_from_the_console_and_a_live_account_is_refused_by_t
     // refused by the daemon; the PGN keeps the operator's result.
     browser.run("document.getElementById('logout').click()");
     assert_eq!(log_in_on_the_page(&browser, &site, "arbiter", &arbiter), " ");
-    let controls = browser.run(
-        "return [document.querySelector('#commands button[type=submit]').disabled, document.getElementById('why-disabled').textContent]",
+    let controls = browser.wait_for(
+        Duration::from_secs(20),
+        "const flip = document.querySelector('#hall-boards tr[data-board=\"b1\"] button.flip'); \
+         const why = document.getElementById('why-disabled'); return flip && [flip.disabled, !why.hidden && why.textContent]",
     );
     assert_eq!(controls[0], true);
     assert!(controls[1].as_str().unwrap().contains("live account"), "{controls}");
@@ -332,6 +351,7 @@ fn the_hall_view_lists_the_boards_and_shows_one_unplugged() {
         return;
     }
     let (hall, port) = hall_with_console("console-hall", "");
+    let alias = Alias::for_board(&hall, "b1");
     let Some(browser) = Browser::start(&hall.dir.join("chromium")) else { return };
     let op = hall.account("op", "operator");
     let mut daemon = hall.run(&hall.dir.join("boardcast.toml"));
@@ -354,7 +374,10 @@ fn the_hall_view_lists_the_boards_and_shows_one_unplugged() {
              && [c('label'), c('family'), c('serial'), c('port'), c('connection'), c('sync'), c('battery'), c('clock')]"
         ),
     );
-    let link = hall.link("b1").display().to_string();
+    // The port as configured (here a short name for the test's
+    // pseudo-terminal, so that the screenshot shows no scratch folder).
+    let link = alias.path().display().to_string();
+    assert!(link.starts_with("/tmp/boardcast-board-"), "{link}");
     assert_eq!(cells[0], "b1 ", "{cells}");
     assert_eq!(cells[1], "dgt", "{cells}");
     assert_eq!(cells[3], link.as_str(), "{cells}");

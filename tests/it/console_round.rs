@@ -20,6 +20,7 @@ use crate::{
     displays::{Browser, console_logged_in},
     security::{GAMES, hall_with_broker, mosquitto_installed},
     support::{
+        alias::Alias,
         live::{Hall, stop},
         mqtt::{free_port, wait_listening},
     },
@@ -33,7 +34,9 @@ const BAD_CSV: &str = "board,white,black,white_elo\n1,\"Aa, Bb\",\"Cc, Dd\",2400
 
 /// A hall with the managed Mosquitto, board `b1` (board number 1) and the
 /// pages on a free port; no public delay, so that the PGN is served at once.
-fn hall_with_console(name: &str) -> (Hall, u16) {
+/// The tournament's site and time control are `[broadcast]`'s; b1 has a
+/// time control of its own.
+pub(crate) fn hall_with_console(name: &str) -> (Hall, u16) {
     let (hall, _, _) = hall_with_broker(name, "");
     let port = free_port();
     let config = hall.dir.join("boardcast.toml");
@@ -41,6 +44,7 @@ fn hall_with_console(name: &str) -> (Hall, u16) {
         .unwrap()
         .replace("[mqtt]\nbridge_id = \"hall\"\n", "[mqtt]\nbridge_id = \"hall\"\npublic_delay_s = 0\n")
         .replace("[http]\nenabled = false\n", &format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"));
+    let text = format!("[broadcast]\nsite = \"Hall A\"\ntime_control = \"5400+30\"\n{text}time_control = \"5400\"\n");
     std::fs::write(&config, text).unwrap();
     (hall, port)
 }
@@ -111,6 +115,7 @@ fn an_operator_previews_pairings_starts_rounds_and_edits_players_which_survive_a
         return;
     }
     let (hall, port) = hall_with_console("console-round");
+    let _alias = Alias::for_board(&hall, "b1");
     let Some(browser) = Browser::start(&hall.dir.join("chromium")) else { return };
     let op = hall.account("op", "operator");
     let arbiter = hall.account("arbiter", "live");
@@ -122,13 +127,15 @@ fn an_operator_previews_pairings_starts_rounds_and_edits_players_which_survive_a
 
     console_logged_in(&browser, &site, "op", &op);
     browser.open(&format!("{site}/console.html"));
-    // The event as configured, round 1 before any other.
+    // The event as configured, round 1 before any other: the tournament's
+    // site and time control, not the first board's.
     let facts = browser.wait_for(
         Duration::from_secs(20),
         "const f = document.getElementById('tournament-facts'); \
-         return f && f.querySelector('.round')?.textContent == '1' && f.querySelector('.event').textContent",
+         return f && f.querySelector('.round')?.textContent == '1' \
+           && ['.event', '.site', '.time-control'].map((c) => f.querySelector(c).textContent)",
     );
-    assert_eq!(facts, "event");
+    assert_eq!(facts, json!(["event", "Hall A", "5400+30"]));
     row_when(&browser, "true");
     browser.run(CONFIRM_YES);
 
@@ -185,7 +192,24 @@ fn an_operator_previews_pairings_starts_rounds_and_edits_players_which_survive_a
     assert_eq!(browser.run("return document.getElementById('preview').hidden"), true, "not to be started twice");
     let asked = browser.run("return window.asked");
     assert!(asked[0].as_str().unwrap().contains("Start round 3"), "{asked}");
-    row_when(&browser, "r[0] == '3'");
+    // Round 3's players on the board's line at once, before its game has
+    // begun (in italics: the board waits for it); the delivery's address is
+    // round 3's, not served before a game of it is public.
+    let waiting = row_when(
+        &browser,
+        &format!(
+            "r[0] == '3' && r[1].includes({}) && r[2].includes({}) && tr.classList.contains('next')",
+            json!(white3),
+            json!(black3)
+        ),
+    );
+    assert!(waiting[1].as_str().unwrap().contains(&white3), "{waiting}");
+    let current = browser.wait_for(
+        Duration::from_secs(20),
+        "const li = document.querySelector('#delivery li.current'); return li && li.textContent",
+    );
+    let current = current.as_str().unwrap();
+    assert!(current.contains("/pgn/event/round-3/games.pgn") && current.contains("not served yet"), "{current}");
 
     // White's player changed in the row (set_tags, after a confirmation);
     // the fields left alone are not sent, so Black stays the pairing's.
@@ -230,7 +254,18 @@ fn an_operator_previews_pairings_starts_rounds_and_edits_players_which_survive_a
     assert_eq!(next[0], "done", "{next}\n{}", hall.log());
     let (white4, black4) = board_one("4");
     assert!(next[1].as_str().unwrap().contains(&format!("round 4: {white4} - {black4}")), "{next}");
-    row_when(&browser, "r[0] == '4'");
+    row_when(&browser, &format!("r[0] == '4' && r[1].includes({}) && r[2].includes({})", json!(white4), json!(black4)));
+    // The delivery switched to round 4; round 3's address is an earlier one.
+    let switched = browser.wait_for(
+        Duration::from_secs(20),
+        "const now = document.querySelector('#delivery li.current a'); \
+         const before = [...document.querySelectorAll('#delivery li.earlier a')].map((a) => a.href); \
+         return now && now.href.endsWith('/pgn/event/round-4/games.pgn') && [now.href, before]",
+    );
+    assert!(
+        switched[1].as_array().unwrap().iter().any(|a| a.as_str().unwrap().ends_with("/round-3/games.pgn")),
+        "{switched}"
+    );
     browser.run(
         "const tr = document.querySelector('#round-boards tr[data-board=\"b1\"]'); tr.querySelector('button.edit').click(); \
          const f = tr.querySelector('form.players'); f.Black.value = 'Gunina, Valentina'; tr.querySelector('button.save').click();",

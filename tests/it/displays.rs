@@ -300,13 +300,28 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
     assert_eq!(boards, "1,2");
     browser.screenshot(&shots.join("overview-demo.png"));
 
-    // The console: logged in with the demo's operator account, a command
-    // sent from its form is signed by the daemon with its operator key (the
-    // browser never has it), as `boardcast ctl` signs.
-    console_logged_in(&browser, &site, "operator", &password);
-    browser.open(&format!("{site}/console.html"));
-    browser.wait_for(Duration::from_secs(20), "return document.querySelectorAll('#command-board option').length == 2");
-    browser.run("const f = document.getElementById('commands'); f.board.value = 'board-1'; f.command.value = 'take_back'; f.requestSubmit();");
+    // The console: the demo's one-click link (a one-time token in the
+    // address's fragment, no password) opens it logged in as the demo's
+    // operator, and the token leaves the address at once.
+    let link = printed_console_link(&dir.join("demo.log"));
+    assert!(link.starts_with(&format!("{site}/console.html#login=")), "{link}");
+    assert!(!link.contains(&password), "no password in the link: {link}");
+    browser.open(&link);
+    let who = browser.wait_for(
+        Duration::from_secs(20),
+        "return !document.getElementById('console').hidden && [document.getElementById('who').textContent, location.href]",
+    );
+    assert_eq!(who, json!(["operator (operator)", format!("{site}/console.html")]), "logged in by the link");
+    browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
+    // A command from the hall (Flip board-1, confirmed) is signed by the
+    // daemon with its operator key (the browser never has it), as
+    // `boardcast ctl` signs.
+    browser.run("window.confirm = () => true;");
+    browser.wait_for(
+        Duration::from_secs(30),
+        "const b = document.querySelector('#hall-boards tr[data-board=\"board-1\"] button.flip'); \
+         if (!b || b.disabled) return false; b.click(); return true",
+    );
     assert!(commands.wait_for(Duration::from_secs(10), |r| !r.is_empty()), "the console's command was published");
     let envelope = &commands.received()[0].json;
     let signed = envelope["signed"].as_str().unwrap();
@@ -317,7 +332,7 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
         .expect("the MAC is HMAC-SHA256 of `signed` with the daemon's operator key");
     let request: Value = serde_json::from_str(signed).unwrap();
     assert_eq!(request["board"], "board-1");
-    assert_eq!(request["command"], "take_back");
+    assert_eq!(request["command"], "flip");
     assert!(request["id"].as_str().unwrap().starts_with("console-operator-") && request["ts_ms"].is_u64(), "{request}");
     let reply = browser.wait_for(
         Duration::from_secs(20),
@@ -329,9 +344,33 @@ fn the_board_overview_and_console_pages_show_the_feed_in_a_real_browser() {
         Value::Null,
         "no key in the browser"
     );
+    // The same link again, logged out: spent, it logs nobody in, and the
+    // log-in form says why.
+    browser.run("sessionStorage.clear(); return fetch('/api/logout', {method: 'POST', credentials: 'same-origin'}).then(r => r.status)");
+    browser.open(&format!("{site}/overview.html"));
+    browser.open(&link);
+    let refused = browser.wait_for(
+        Duration::from_secs(20),
+        "const f = document.getElementById('console-login'); return !f.hidden && [f.querySelector('.why').textContent, document.getElementById('console').hidden]",
+    );
+    assert!(refused[0].as_str().unwrap().contains("used already or has expired"), "{refused}");
+    assert_eq!(refused[1], true, "no console: {refused}");
     stop(&mut demo.0);
     drop(browser);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The console's one-click link the demo printed (its log on stdout).
+fn printed_console_link(log: &Path) -> String {
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(link) = text.split_whitespace().find(|w| w.contains("/console.html#login=")) {
+            return link.to_owned();
+        }
+        assert!(Instant::now() < end, "the demo prints a console link:\n{text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// A child process killed when the test ends, also by a failed assertion:
@@ -1076,11 +1115,6 @@ fn the_console_shows_the_alerts_and_notices_the_daemon_publishes_and_replays_the
         .iter()
         .rev()
         .position(|a| a["evidence"].as_array().is_some_and(|e| e.iter().any(|o| o["square"].is_string())));
-    assert_eq!(
-        browser.run("return document.getElementById('command-board').value"),
-        "b1",
-        "the command form has the board chosen"
-    );
     let index = with_evidence.expect("an alert of these irregularities carries the sensor observations");
     {
         browser.run(&format!("document.querySelectorAll('.alert')[{index}].querySelector('.replay').click()"));

@@ -14,7 +14,8 @@
 //! - [`displays`]: the pages in headless Chromium; [`console_game`]: the
 //!   console's game and alert views; [`console_hall`]: boards
 //!   not configured, assigned in the console and kept over a restart; [`console_round`]: the
-//!   tournament panel (pairings, rounds, players); [`analysis`]: engine
+//!   tournament panel (pairings, rounds, players), [`console_round2`]: its
+//!   delivery (the lichess push's state); [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
 //! - [`lichess`]: delivery to a broadcast site;
 //! - [`livechess`]: DGT LiveChess's clients (a PyPI helper, a browser
@@ -40,6 +41,7 @@ mod console_bridges;
 mod console_game;
 mod console_hall;
 mod console_round;
+mod console_round2;
 mod displays;
 mod hardening;
 mod lichess;

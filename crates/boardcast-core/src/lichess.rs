@@ -22,6 +22,8 @@
 //! [`Pusher::handle_failure`]; outputs [`Pusher::poll_request`] and
 //! [`Pusher::poll_event`]; [`Pusher::poll_timeout`] says when to ask again.
 
+pub mod report;
+
 use std::{
     collections::{BTreeMap, HashSet, VecDeque},
     time::Duration,
@@ -62,6 +64,9 @@ pub enum PushEvent {
         games: usize,
         /// Their moves, together.
         moves: u64,
+        /// Games of the push lichess refused (each told once as
+        /// [`PushEvent::GameRefused`]).
+        refused: usize,
     },
     /// The round has more games than lichess takes (said once a round).
     TooManyGames {
@@ -308,9 +313,10 @@ impl Pusher {
         let Ok(answer) = serde_json::from_str::<Value>(body) else {
             return;
         };
-        let (mut games, mut moves) = (0, 0);
+        let (mut games, mut moves, mut refused) = (0, 0, 0);
         for game in answer["games"].as_array().into_iter().flatten() {
             if let Some(error) = game["error"].as_str() {
+                refused += 1;
                 let name = game_name(&game["tags"]);
                 if self.told.insert(format!("{round}\0{name}\0{error}")) {
                     self.events.push_back(PushEvent::GameRefused {
@@ -324,7 +330,7 @@ impl Pusher {
                 moves += game["moves"].as_u64().unwrap_or(0);
             }
         }
-        self.events.push_back(PushEvent::Pushed { round: round.to_owned(), games, moves });
+        self.events.push_back(PushEvent::Pushed { round: round.to_owned(), games, moves, refused });
     }
 }
 
@@ -414,7 +420,7 @@ mod tests {
         assert_eq!(p.poll_request(at(100)), None);
         assert_eq!(p.poll_timeout(), None);
         p.handle_response(at(300), 200, None, &ok_body(1));
-        assert_eq!(events(&mut p), [PushEvent::Pushed { round: "abcdefgh".into(), games: 1, moves: 2 }]);
+        assert_eq!(events(&mut p), [PushEvent::Pushed { round: "abcdefgh".into(), games: 1, moves: 2, refused: 0 }]);
         // The change waits for the interval, and later changes join it.
         assert_eq!(p.poll_timeout(), Some(at(2000)));
         assert_eq!(p.poll_request(at(1999)), None);
@@ -508,7 +514,7 @@ mod tests {
                 error: "Illegal move Ke3".into()
             }]
         );
-        assert!(told.contains(&PushEvent::Pushed { round: "abcdefgh".into(), games: 1, moves: 3 }));
+        assert!(told.contains(&PushEvent::Pushed { round: "abcdefgh".into(), games: 1, moves: 3, refused: 1 }));
         // Another reason for the same game is told.
         p.handle_change(at(5000), "abcdefgh", &games(2, "1. d4"));
         p.poll_request(at(5000)).unwrap();

@@ -1,12 +1,13 @@
 //! Delivering the rounds beyond the hall: each round the PGN writer hands
 //! on is held back by the public delay, then put on the HTTP server's
 //! shelf (`/pgn/…`) and, when its round has a lichess id, pushed to lichess.
-//! What lichess answers is logged and, when the operator must act, published
-//! on the bridge's `notices` topic.
+//! What lichess answers is logged, kept per round for the console's
+//! tournament panel and, when the operator must act, published on the
+//! bridge's `notices` topic.
 
 use std::{
     collections::HashSet,
-    sync::Arc,
+    sync::{Arc, Mutex},
     time::{Duration, SystemTime},
 };
 
@@ -22,7 +23,7 @@ use boardcast::{
 };
 use boardcast_core::{
     deliver::{DelayLine, RoundPgn},
-    lichess::{MAX_GAMES, PushEvent},
+    lichess::{MAX_GAMES, PushEvent, report::LichessReport},
     livechess::cloud::CloudTree,
     publish::{
         Item,
@@ -45,6 +46,8 @@ pub(super) struct Delivery {
     /// The delivered rounds as LiveChess Cloud shows them (`/lcc/` on the
     /// shelf).
     pub(super) cloud: CloudTree,
+    /// The lichess push's state per round, which the console shows.
+    pub(super) report: Arc<Mutex<LichessReport>>,
 }
 
 /// Something that takes each round once the public delay has passed: the
@@ -98,6 +101,7 @@ fn lichess_outlet(
     token: Token,
     delay: Duration,
     feed: Option<(mpsc::UnboundedSender<Item>, Topics)>,
+    report: Arc<Mutex<LichessReport>>,
 ) -> (LichessOutlet, [JoinHandle<()>; 2]) {
     let (changes_tx, changes_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
@@ -114,14 +118,14 @@ fn lichess_outlet(
         interval: settings.interval,
     };
     let push = tokio::spawn(lichess::run(push_settings, token, changes_rx, events_tx));
-    let tell = tokio::spawn(tell(events_rx, settings.clone(), feed));
+    let tell = tokio::spawn(tell(events_rx, settings.clone(), feed, report));
     (LichessOutlet { settings, changes: changes_tx }, [push, tell])
 }
 
 /// Delivers rounds until the PGN writer stops. Rounds still held back by
 /// the delay then are not delivered (as in the public MQTT tree).
 pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<RoundPgn>) {
-    let Delivery { delay, shelf, lichess, feed, cloud } = delivery;
+    let Delivery { delay, shelf, lichess, feed, cloud, report } = delivery;
     let mut outlets: Vec<Box<dyn RoundOutlet>> = Vec::new();
     if let Some(shelf) = shelf {
         outlets.push(Box::new(ShelfOutlet(shelf.clone())));
@@ -129,7 +133,7 @@ pub(super) async fn run(delivery: Delivery, mut rounds: mpsc::UnboundedReceiver<
     }
     let mut tasks = Vec::new();
     if let Some((settings, token)) = lichess {
-        let (outlet, running) = lichess_outlet(settings, token, delay, feed);
+        let (outlet, running) = lichess_outlet(settings, token, delay, feed, report);
         outlets.push(Box::new(outlet));
         tasks.extend(running);
     }
@@ -170,12 +174,15 @@ async fn tell(
     mut events: mpsc::UnboundedReceiver<PushEvent>,
     settings: Lichess,
     feed: Option<(mpsc::UnboundedSender<Item>, Topics)>,
+    report: Arc<Mutex<LichessReport>>,
 ) {
     // A failure that lasts is said once, not at every try.
     let mut failing: HashSet<String> = HashSet::new();
     while let Some(event) = events.recv().await {
+        let now_ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        report.lock().expect("not poisoned").handle_event(now_ms, &event);
         let (severity, message) = match &event {
-            PushEvent::Pushed { round, games, moves } => {
+            PushEvent::Pushed { round, games, moves, .. } => {
                 if failing.remove(round) {
                     info!("lichess round {round}: pushed again ({games} games, {moves} moves)");
                 } else {
@@ -229,7 +236,6 @@ async fn tell(
         if event.alerts_operator()
             && let Some((items, topics)) = &feed
         {
-            let now_ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
             let _ = items.send(Item::Publish(notice(topics, "lichess", severity, &message, now_ms)));
         }
     }

@@ -52,6 +52,9 @@ pub(crate) struct FeedReady {
     pub(crate) bridge_id: String,
     /// Where the display pages are served, if they are.
     pub(crate) http: Option<std::net::SocketAddr>,
+    /// The operator console they serve, if any (the demo makes a log-in
+    /// link with it).
+    pub(crate) console: Option<std::sync::Arc<boardcast::shell::console::Console>>,
 }
 
 /// Where boards send their feed items.
@@ -210,6 +213,7 @@ pub(super) async fn start(
         root: topics.root().to_owned(),
         bridge_id: topics.bridge().to_owned(),
         http: None,
+        console: None,
     };
     Ok(FeedStarted {
         settings,

@@ -22,23 +22,26 @@ use boardcast::{
 use super::{FeedReady, plan::Plan};
 
 /// What the console's tournament panel shows of the configuration: the
-/// event of the first board (a hall's boards usually share it; each board's
-/// own round and players come to the page from its live state).
+/// tournament's own event, site, time control, rules and round
+/// (`[broadcast]`), not a board's (a board may override them for itself);
+/// a key left empty there is the first board's. Each board's round and
+/// players come to the page from its live state.
 pub(super) fn tournament(plan: &Plan) -> Tournament {
+    let broadcast = &plan.hall.config.broadcast;
     let first = plan.boards.first();
-    let tag = |name: &str| {
-        first.and_then(|b| b.tags.iter().find(|(n, _)| n == name)).map(|(_, v)| v.clone()).unwrap_or_default()
+    let or_first_board = |value: &str, tag: &str| {
+        let value = value.trim();
+        if !value.is_empty() {
+            return value.to_owned();
+        }
+        first.and_then(|b| b.tags.iter().find(|(n, _)| n == tag)).map(|(_, v)| v.clone()).unwrap_or_default()
     };
     Tournament {
-        event: tag("Event"),
-        site: tag("Site"),
-        time_control: tag("TimeControl"),
-        rules: first
-            .and_then(|b| b.rules)
-            .and_then(|r| serde_json::to_value(r).ok())
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
-        round: tag("Round"),
+        event: or_first_board(&broadcast.event, "Event"),
+        site: or_first_board(&broadcast.site, "Site"),
+        time_control: or_first_board(&broadcast.time_control, "TimeControl"),
+        rules: broadcast.rules.trim().to_owned(),
+        round: or_first_board(&broadcast.round, "Round"),
         boards: plan.boards.iter().map(|b| RoundBoard { name: b.name.clone(), label: b.path.board.clone() }).collect(),
         lichess_rounds: plan.lichess.as_ref().map(|(l, _)| l.rounds.clone()).unwrap_or_default(),
     }

@@ -202,6 +202,7 @@ pub(crate) async fn serve(
         None => None,
     };
     let shelf = plan.http.as_ref().map(|_| Arc::new(Shelf::default()));
+    let lichess_report = Arc::new(Mutex::new(boardcast_core::lichess::report::LichessReport::default()));
     let console = plan.http.as_ref().map(|settings| {
         // A bad accounts file stops neither the broker (which refuses it
         // itself) nor the pages: the console then lets nobody in.
@@ -212,6 +213,9 @@ pub(crate) async fn serve(
         let commander = started.as_ref().map(|s| s.commander.clone());
         let console = Console::new(settings.console, accounts, commander);
         console.round.set(http::tournament(&plan), shelf.clone());
+        if plan.lichess.is_some() {
+            console.round.set_lichess(lichess_report.clone());
+        }
         Arc::new(console)
     });
     if let (Some(settings), Some(shelf)) = (&plan.http, &shelf) {
@@ -220,6 +224,7 @@ pub(crate) async fn serve(
             http::start(settings, plan.mqtt.as_ref(), ready, shelf.clone(), console.clone(), shutdown.clone()).await?;
         if let Some(started) = &mut started {
             started.ready.http = Some(address);
+            started.ready.console.clone_from(&console);
         }
     }
     let boards: Boards = Arc::new(Mutex::new(HashMap::new()));
@@ -253,6 +258,7 @@ pub(crate) async fn serve(
             plan.boards.iter().map(|b| (b.path.board.clone(), livechess::identity(b).serialnr)).collect(),
             plan.site.clone(),
         ),
+        report: lichess_report,
     };
     let pool = match (&plan.analysis, &started) {
         (Some(analysis), Some(feed)) => {

@@ -1,5 +1,6 @@
 //! The console's HTTP API under `/api/`: `POST /api/login` (JSON
-//! `{account, password}`), `POST /api/logout`, `GET /api/session`, and
+//! `{account, password}`), `POST /api/login-link` (JSON `{token}`: a
+//! one-time link's, [`super::link`]), `POST /api/logout`, `GET /api/session`, and
 //! `GET /api/legal?fen=…` (a position's legal moves, [`super::legal`]),
 //! `POST /api/command` (a command request of docs/operator.md without
 //! `id`, `ts_ms` and the MAC, with an optional `bridge`), `POST
@@ -56,7 +57,10 @@ where
             Some(_) => answer(StatusCode::OK, &round::tournament(&console.round)),
             None => not_logged_in(),
         },
-        (Method::POST, "/api/login" | "/api/logout" | "/api/command" | "/api/assign" | "/api/pairings") => {
+        (
+            Method::POST,
+            "/api/login" | "/api/login-link" | "/api/logout" | "/api/command" | "/api/assign" | "/api/pairings",
+        ) => {
             if !same_origin(&request) {
                 return text(
                     StatusCode::FORBIDDEN,
@@ -65,6 +69,7 @@ where
             }
             match path.as_str() {
                 "/api/login" => login(request, peer, console).await,
+                "/api/login-link" => login_link(request, peer, console).await,
                 "/api/logout" => logout(&request, console),
                 "/api/assign" => super::assign::assign(request, console).await,
                 "/api/pairings" => pairings(request, console).await,
@@ -73,15 +78,15 @@ where
         }
         (
             _,
-            "/api/session" | "/api/legal" | "/api/tournament" | "/api/login" | "/api/logout" | "/api/command"
-            | "/api/assign" | "/api/pairings",
+            "/api/session" | "/api/legal" | "/api/tournament" | "/api/login" | "/api/login-link" | "/api/logout"
+            | "/api/command" | "/api/assign" | "/api/pairings",
         ) => text(
             StatusCode::METHOD_NOT_ALLOWED,
-            "GET /api/session, /api/legal, /api/tournament; POST /api/login, /api/logout, /api/command, /api/assign, /api/pairings",
+            "GET /api/session, /api/legal, /api/tournament; POST /api/login, /api/login-link, /api/logout, /api/command, /api/assign, /api/pairings",
         ),
         _ => text(
             StatusCode::NOT_FOUND,
-            "no such API: /api/login, /api/logout, /api/session, /api/legal, /api/tournament, /api/command, /api/assign, /api/pairings (docs/operator.md)",
+            "no such API: /api/login, /api/login-link, /api/logout, /api/session, /api/legal, /api/tournament, /api/command, /api/assign, /api/pairings (docs/operator.md)",
         ),
     }
 }
@@ -188,6 +193,18 @@ where
             "this is a public (display) account: the console needs an operator or live account (`boardcast accounts add NAME --role operator`)",
         );
     }
+    open_session(console, &account, tls, peer, "")
+}
+
+/// A session for `account`, logged in from `peer` (`how`: "" for a
+/// password, or how else): the answer with its cookie.
+fn open_session(
+    console: &Console,
+    account: &accounts::Account,
+    tls: bool,
+    peer: IpAddr,
+    how: &str,
+) -> Response<Full<Bytes>> {
     let token = match mosquitto::random::<32>() {
         Ok(bytes) => mosquitto::hex(&bytes),
         Err(e) => {
@@ -195,8 +212,8 @@ where
             return text(StatusCode::SERVICE_UNAVAILABLE, "the daemon could not make a session token: see its log");
         }
     };
-    let who = console.sessions.lock().expect("not poisoned").open(Instant::now(), token.clone(), &account);
-    tracing::info!("console: {} ({}) logged in from {peer}", account.name, account.role);
+    let who = console.sessions.lock().expect("not poisoned").open(Instant::now(), token.clone(), account);
+    tracing::info!("console: {} ({}) logged in from {peer}{how}", account.name, account.role);
     let cookie = format!(
         "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
         who.ends_in.as_secs(),
@@ -207,6 +224,44 @@ where
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     response
+}
+
+/// `POST /api/login-link` with `{"token": …}`: the one-time token of a
+/// log-in link (`link.rs`), spent whatever comes of it. A token that is not
+/// one counts as a failed log-in of the address, as a wrong password does.
+async fn login_link<B>(request: Request<B>, peer: IpAddr, console: &Console) -> Response<Full<Bytes>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    const LINK: &str = "(log-in link)";
+    let tls = over_tls(&request);
+    let Some(token) = json_body(request, MAX_LOGIN_BYTES).await.and_then(|b| b["token"].as_str().map(str::to_owned))
+    else {
+        return text(StatusCode::BAD_REQUEST, "a log-in link is a JSON object {\"token\": …}");
+    };
+    let now = console.now();
+    if let Some(wait) = console.logins.lock().expect("not poisoned").wait(now, peer, LINK) {
+        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        let mut response = text(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!("too many failed log-ins from this address: try again in {seconds} s"),
+        );
+        response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+        return response;
+    }
+    let name = console.links.lock().expect("not poisoned").spend(Instant::now(), &token);
+    let account =
+        name.and_then(|n| console.accounts.read().expect("not poisoned").iter().find(|a| a.name == n).cloned());
+    let Some(account) = account.filter(|a| a.role != Role::Public) else {
+        console.logins.lock().expect("not poisoned").failed(now, peer, LINK);
+        console.warn(now);
+        return text(
+            StatusCode::UNAUTHORIZED,
+            "this log-in link was used already or has expired (a link logs in once, within 10 minutes): log in with the account's password",
+        );
+    };
+    open_session(console, &account, tls, peer, " with a log-in link")
 }
 
 fn logout<B>(request: &Request<B>, console: &Console) -> Response<Full<Bytes>> {

@@ -1,5 +1,6 @@
 //! The operator console's server side: log-in with the broker's accounts
-//! (`boardcast accounts`), sessions as cookies ([`session`]), and operator
+//! (`boardcast accounts`) or a one-time link ([`link`]), sessions as
+//! cookies ([`session`]), and operator
 //! commands signed here, with the operator key that never reaches the
 //! browser, and sent to a bridge as `boardcast ctl` sends them
 //! ([`api`], through `shell::mqtt::ask`); the legal moves its board
@@ -17,6 +18,7 @@ pub mod api;
 pub mod assign;
 pub mod bridges;
 pub mod legal;
+pub mod link;
 pub mod round;
 pub mod session;
 
@@ -60,6 +62,8 @@ pub struct Console {
     settings: ConsoleSettings,
     accounts: RwLock<Vec<Account>>,
     sessions: Mutex<Sessions>,
+    /// One-click log-in links not yet used (`link.rs`).
+    links: Mutex<link::Links>,
     commander: Option<Commander>,
     /// Failed log-ins per address and per account (the core's tracker):
     /// the delays `/api/login` imposes and the warnings it logs.
@@ -82,6 +86,7 @@ impl Console {
             settings,
             accounts: RwLock::new(accounts),
             sessions: Mutex::new(Sessions::new(settings.idle, settings.max)),
+            links: Mutex::new(link::Links::default()),
             commander,
             logins: Mutex::new(Logins::new(LoginLimits::default())),
             origin: Instant::now(),
@@ -93,6 +98,18 @@ impl Console {
     /// Operators' assignments of boards go to `assigner` from now on.
     pub fn set_assigner(&self, assigner: assign::Assigner) {
         let _ = self.assigner.set(assigner);
+    }
+
+    /// A one-time token logging `account` in from a link
+    /// (`console.html#login=<token>`), for [`link::LINK_LIFETIME`].
+    ///
+    /// # Errors
+    ///
+    /// When the operating system gives no random bytes.
+    pub fn login_link(&self, account: &str) -> Result<String, crate::shell::mqtt::mosquitto::MosquittoError> {
+        let token = crate::shell::mqtt::mosquitto::hex(&crate::shell::mqtt::mosquitto::random::<32>()?);
+        self.links.lock().expect("not poisoned").issue(Instant::now(), token.clone(), account, link::LINK_LIFETIME);
+        Ok(token)
     }
 
     /// The accounts file was read again (SIGHUP): log-ins follow it, and

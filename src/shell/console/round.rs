@@ -1,6 +1,7 @@
 //! The console's tournament panel, server side: `GET /api/tournament` (the
 //! event as the configuration has it, this daemon's boards and their
-//! numbers, the PGN addresses served) and `POST /api/pairings` (a pairings
+//! numbers, the PGN addresses served, the lichess push's state per round)
+//! and `POST /api/pairings` (a pairings
 //! file's text read by the core's parsers into a preview of one round, or
 //! the line and the problem). Nothing here changes a game: the page starts
 //! the round by sending the preview's `next_round` through
@@ -10,13 +11,16 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, OnceLock},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use hyper::StatusCode;
 use serde_json::{Value, json};
 
-use boardcast_core::pairings::{Pairing, Pairings, PairingsError, board_number};
+use boardcast_core::{
+    lichess::report::LichessReport,
+    pairings::{Pairing, Pairings, PairingsError, board_number},
+};
 
 use crate::shell::http::Shelf;
 
@@ -59,6 +63,9 @@ pub struct Tournament {
 #[derive(Debug, Default)]
 pub struct Panel {
     tournament: OnceLock<(Tournament, Option<Arc<Shelf>>)>,
+    /// The lichess push's state per round, kept by the delivery; unset:
+    /// nothing is pushed to lichess.
+    lichess: OnceLock<Arc<Mutex<LichessReport>>>,
 }
 
 impl Panel {
@@ -66,6 +73,11 @@ impl Panel {
     /// daemon started with; a reload does not change boards or event).
     pub fn set(&self, tournament: Tournament, shelf: Option<Arc<Shelf>>) {
         let _ = self.tournament.set((tournament, shelf));
+    }
+
+    /// The delivery keeps the lichess push's state in `report`.
+    pub fn set_lichess(&self, report: Arc<Mutex<LichessReport>>) {
+        let _ = self.lichess.set(report);
     }
 
     fn boards(&self) -> &[RoundBoard] {
@@ -92,6 +104,7 @@ pub(super) fn tournament(panel: &Panel) -> Value {
             "name": b.name, "label": b.label, "number": board_number(&b.label),
         })).collect::<Vec<_>>(),
         "lichess_rounds": t.lichess_rounds,
+        "lichess": panel.lichess.get().map(|r| serde_json::to_value(&*r.lock().expect("not poisoned")).unwrap_or_default()),
         "pgn": pgn,
     })
 }

@@ -1,8 +1,10 @@
 //! Helpers shared by the daemon's integration tests: a hall of simulated
 //! boards behind pseudo-terminals running the real binary ([`live`]), and
-//! real MQTT brokers and subscribers on free ports ([`mqtt`]). The helpers
+//! real MQTT brokers and subscribers on free ports ([`mqtt`]), short device
+//! names for the screenshots' boards ([`alias`]). The helpers
 //! for the core's own tests are in crates/boardcast-core/tests/it/support.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod alias;
 pub mod live;
 pub mod mqtt;

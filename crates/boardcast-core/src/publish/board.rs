@@ -129,6 +129,10 @@ pub struct BoardFeed {
     /// (Laws appendix D): only its connection and sync are published, in
     /// its board status; the game is the game board's.
     mirror_of: Option<String>,
+    /// The tags the latest `tags_changed` carried: while no game is on the
+    /// board (after `next_round`), those of its next game, whose players
+    /// the state names at once rather than when the game begins.
+    next_tags: Vec<(String, String)>,
     out: VecDeque<Item>,
 }
 
@@ -160,6 +164,7 @@ impl BoardFeed {
             pgn_dirty: false,
             board_status_dirty: false,
             mirror_of: None,
+            next_tags: Vec::new(),
             out: VecDeque::new(),
         }
     }
@@ -215,6 +220,7 @@ impl BoardFeed {
                 let event_name = tag("Event").map_or_else(|| self.path.event.clone(), crate::publish::topics::level);
                 let round = tag("Round").map_or_else(|| self.path.round.clone(), crate::publish::topics::level);
                 self.path = BoardPath { event: event_name, round, board: self.path.board.clone() };
+                self.next_tags.clone_from(tags);
                 self.state_dirty = true;
                 self.pgn_dirty = true;
             }
@@ -543,8 +549,15 @@ impl BoardFeed {
             record: None,
             result: "*",
             termination: None,
+            next_players: None,
         };
-        let Some(game) = game else { return payload };
+        let Some(game) = game else {
+            let next = Players::of(&self.next_tags);
+            if next.white.name.is_some() || next.black.name.is_some() {
+                payload.next_players = Some(next);
+            }
+            return payload;
+        };
         let position = game.position();
         let last_move = game.plies.last().map(|ply| {
             let index = game.plies.len() - 1;

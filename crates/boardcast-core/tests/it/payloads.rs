@@ -159,6 +159,7 @@ fn board_payloads_publish_the_documented_keys_in_order() {
         }),
         result: "*",
         termination: Some(None),
+        next_players: None,
     };
     assert_eq!(
         keys(&state, &[MQTT]),
@@ -191,6 +192,22 @@ fn board_payloads_publish_the_documented_keys_in_order() {
         with_envelope(&["event", "round", "connection", "status", "out_of_sync_squares", "clock", "fen", "result"])
     );
     assert_eq!(to_value(&before_any_game)["fen"], Value::Null);
+    // A round started, its game not begun: the players it will have.
+    let waiting = StatePayload { next_players: Some(players()), ..before_any_game };
+    assert_eq!(
+        keys(&waiting, &[MQTT]),
+        with_envelope(&[
+            "event",
+            "round",
+            "connection",
+            "status",
+            "out_of_sync_squares",
+            "clock",
+            "fen",
+            "result",
+            "next_players"
+        ])
+    );
 
     assert_eq!(keys(&clock(), &[MQTT]), ["white_ms", "black_ms", "running", "read_at_ms"]);
     let reading = ClockPayload { envelope: envelope(), game: 1, seq: 43, clock: Some(clock()) };

@@ -41,6 +41,10 @@ pub struct StatePayload<'a> {
     /// How the game ended, or `null`; absent before the first game.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub termination: Option<Option<&'static str>>,
+    /// While no game is on the board (a round started, its game not yet
+    /// begun): the players of its next game, as `players`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_players: Option<Players<'a>>,
 }
 
 /// The fields of `state` a game has.

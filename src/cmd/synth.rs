@@ -10,8 +10,8 @@ use clap::{Args, ValueEnum};
 
 use boardcast_core::protocol::Protocol;
 use boardcast_sim::synth::{
-    DgtForm, Profile, ReportForm, SourceGame, chessnut_capture, dgt_capture, events_capture, generate, header,
-    pegasus_capture, read_games, read_san_lines, rng_for,
+    DgtForm, MillenniumForm, Profile, ReportForm, SourceGame, chessnut_capture, dgt_capture, events_capture, generate,
+    header, link_capture, millennium_capture, pegasus_capture, read_games, read_san_lines, rng_for,
 };
 
 /// Turns games from PGN files into sensor captures, as a board would have
@@ -43,9 +43,11 @@ pub(crate) struct SynthArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The capture's protocol; `mixed` alternates `events` and `dgt`.
-    /// `chessnut` and `pegasus` are the Bluetooth LE boards' notifications
-    /// (positions cut over notifications; a Pegasus tells only occupancy),
-    /// without a clock.
+    /// `chessnut`, `pegasus`, `squareoff`, `ichessone` and `chessup` are the
+    /// Bluetooth LE boards' notifications (messages cut over
+    /// notifications; a Pegasus and a Square Off tell only occupancy), and
+    /// `millennium` a Millennium board's frames (as over Bluetooth LE: no
+    /// line noise), without a clock.
     #[arg(long, value_enum, default_value_t = Form::Events)]
     protocol: Form,
     /// The players: `clean` (calm, with a clock), `noisy` (every physical
@@ -68,6 +70,10 @@ enum Form {
     Dgt,
     Chessnut,
     Pegasus,
+    Squareoff,
+    Ichessone,
+    Chessup,
+    Millennium,
     Mixed,
 }
 
@@ -129,6 +135,10 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
             Form::Dgt => Protocol::DGT,
             Form::Chessnut => Protocol::CHESSNUT,
             Form::Pegasus => Protocol::PEGASUS,
+            Form::Squareoff => Protocol::SQUAREOFF,
+            Form::Ichessone => Protocol::ICHESSONE,
+            Form::Chessup => Protocol::CHESSUP,
+            Form::Millennium => Protocol::MILLENNIUM,
             Form::Events | Form::Mixed => Protocol::EVENTS,
         };
         let capture = match form {
@@ -141,6 +151,14 @@ pub(crate) fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
                 chessnut_capture(&header(game, Protocol::CHESSNUT, &board), events, form, &mut rng)
             }
             Form::Pegasus => pegasus_capture(&header(game, Protocol::PEGASUS, &board), events, &mut rng),
+            Form::Squareoff | Form::Ichessone | Form::Chessup => {
+                let form = ReportForm { every: std::time::Duration::from_millis(50), ..ReportForm::varied(&mut rng) };
+                link_capture(&header(game, protocol, &board), events, form, &mut rng)
+            }
+            Form::Millennium => {
+                let form = MillenniumForm { noise: 0.0, ..MillenniumForm::varied(&mut rng) };
+                millennium_capture(&header(game, Protocol::MILLENNIUM, &board), events, form, &mut rng)
+            }
             Form::Events | Form::Mixed => events_capture(&header(game, Protocol::EVENTS, &board), events),
         };
         let Some(dir) = &args.out else {

@@ -77,6 +77,7 @@ impl std::fmt::Display for NoticeKind {
             Self::Board(BoardInfo::Battery(p)) => write!(f, "board battery {p}%"),
             Self::Board(BoardInfo::ClockAbsent) => f.write_str("no clock connected to the board"),
             Self::Board(BoardInfo::ClockAck(ack)) => write!(f, "clock acknowledged {ack:02x?}"),
+            Self::Board(BoardInfo::Acknowledge(ack)) => write!(f, "board awaits the acknowledgement {ack:02x}"),
             Self::Connected => f.write_str("connected"),
             Self::Disconnected => f.write_str("disconnected"),
             Self::Link(LinkEvent::Silent) => f.write_str("the board has gone silent"),

@@ -28,7 +28,8 @@ pub(super) async fn log_outputs(
                 Some(Output::Event(event)) if !matches!(event.kind, EventKind::Clock(_)) => info!("{event}"),
                 // The board's serial number and firmware are asked again
                 // whenever it is quiet; the link says once who it is.
-                Some(Output::Notice(Notice { kind: NoticeKind::Board(BoardInfo::Serial(_) | BoardInfo::Version(_)), .. })) => {}
+                // A ChessUp's acknowledgements come with every move.
+                Some(Output::Notice(Notice { kind: NoticeKind::Board(BoardInfo::Serial(_) | BoardInfo::Version(_) | BoardInfo::Acknowledge(_)), .. })) => {}
                 Some(Output::Notice(notice)) if matches!(notice.kind, NoticeKind::Decode(_)) => warn!("{}", notice.kind),
                 Some(Output::Notice(notice)) => info!("{}", notice.kind),
                 Some(_) => {}

@@ -111,13 +111,16 @@ pub struct Probe {
 
 /// Every board family the daemon reads (adding one is one folder and one
 /// line here).
-pub const FAMILIES: [&Family; 6] = [
+pub const FAMILIES: [&Family; 9] = [
     &super::dgt::FAMILY,
     &super::millennium::FAMILY,
     &super::certabo::FAMILY,
     &super::sentio::FAMILY,
     &super::chessnut::FAMILY,
     &super::pegasus::FAMILY,
+    &super::squareoff::FAMILY,
+    &super::ichessone::FAMILY,
+    &super::chessup::FAMILY,
 ];
 
 /// The names of the families `which` picks, for messages (`certabo`,

@@ -15,16 +15,35 @@
 //! - [`chessnut`]: Chessnut boards over Bluetooth LE (whole positions).
 //! - [`pegasus`]: the DGT Pegasus over Bluetooth LE (DGT messages,
 //!   occupancy only).
+//! - [`squareoff`]: Square Off boards over Bluetooth LE (ASCII, occupancy
+//!   only).
+//! - [`ichessone`]: iChessOne boards over Bluetooth LE (whole positions).
+//! - [`chessup`]: ChessUp boards over Bluetooth LE (whole positions; every
+//!   move acknowledged).
+//! - The Millennium family is also read over Bluetooth LE (the same
+//!   frames; its `Family` names the service).
+//!
+//! What the decoders share: [`queue`] (a framer and the items waiting),
+//! [`frames`] (binary messages whose first bytes give their length),
+//! [`position`] (reporting whole positions), [`uart`] (the Nordic UART
+//! service several Bluetooth LE boards use).
 
 pub mod certabo;
 pub mod chessnut;
+pub mod chessup;
 pub mod dgt;
 pub mod family;
+pub mod frames;
+pub mod ichessone;
 pub mod link;
 pub mod millennium;
 pub mod pegasus;
+pub(crate) mod position;
 pub mod probe;
+pub(crate) mod queue;
 pub mod sentio;
+pub mod squareoff;
+pub mod uart;
 
 use std::{fmt, str::FromStr};
 
@@ -89,7 +108,7 @@ impl Protocol {
 
     /// A decoder for raw bytes of this protocol; `None` for `events`, whose
     /// records are already decoded.
-    pub(crate) fn decoder(self) -> Option<Box<dyn BoardDecoder>> {
+    pub fn decoder(self) -> Option<Box<dyn BoardDecoder>> {
         self.family().map(|f| (f.decoder)())
     }
 
@@ -205,6 +224,10 @@ pub enum BoardInfo {
     ClockAbsent,
     /// The clock acknowledged a command or reported a button (four bytes).
     ClockAck([u8; 4]),
+    /// The board waits for the host to acknowledge what it just said by
+    /// writing this byte (a ChessUp drops the link otherwise); the
+    /// family's link writes it.
+    Acknowledge(u8),
 }
 
 /// Bytes a decoder could not use.

@@ -9,6 +9,8 @@
 //! - [`real_captures`]: the real DGT recordings replay to their games;
 //! - [`millennium`], [`certabo`], [`sentio`]: each board family from bytes
 //!   to moves; [`ble`]: the Bluetooth LE families (Chessnut, DGT Pegasus);
+//!   [`ble_families`]: the others (Square Off, iChessOne, ChessUp), and
+//!   every BLE message cut at every byte;
 //! - [`properties`]: decoders and the reconstructor under any input;
 //! - [`pgn`]: PGN as written, and read back as the games written;
 //! - [`dead`]: dead positions (5.2.2) against a published labelled set;
@@ -27,6 +29,7 @@ mod support;
 
 mod alerts;
 mod ble;
+mod ble_families;
 mod certabo;
 mod clock_display;
 mod corpus;

@@ -3,8 +3,10 @@
 //! time a scan (every 50 ms of its own time) finds it changed, as a real
 //! board notifies. It has no clock; LED and other commands are ignored.
 
-use super::SimulatedBoard;
-use std::{collections::VecDeque, time::Duration};
+use super::{
+    SimulatedBoard,
+    scan::{Commands, Scan},
+};
 
 use boardcast_core::protocol::chessnut::{
     frame::{Framed, Framer, POSITION, picture_of, position_message},
@@ -15,35 +17,20 @@ use boardcast_core::{
     time::Timestamp,
 };
 
-/// How often the board looks at its squares.
-pub const SCAN_EVERY: Duration = Duration::from_millis(50);
-
 /// A simulated Chessnut board.
 #[derive(Clone, Debug)]
 pub struct ChessnutSim {
-    picture: Picture,
+    scan: Scan,
     /// The host asked for real-time positions.
     streaming: bool,
-    /// The position last sent (`None`: send at the next scan).
-    sent: Option<Picture>,
-    next_scan: Timestamp,
-    host: Vec<u8>,
+    host: Commands,
     script: Framer,
-    out: VecDeque<u8>,
 }
 
 impl ChessnutSim {
     /// A board with nothing on it yet, not streaming.
     pub fn new(_serial: impl Into<String>, _white_side: ClockSide) -> Self {
-        Self {
-            picture: Picture::empty(),
-            streaming: false,
-            sent: None,
-            next_scan: Timestamp::ZERO,
-            host: Vec::new(),
-            script: Framer::default(),
-            out: VecDeque::new(),
-        }
+        Self { scan: Scan::default(), streaming: false, host: Commands::new(&[&REAL_TIME]), script: Framer::default() }
     }
 }
 
@@ -52,19 +39,15 @@ impl SimulatedBoard for ChessnutSim {
         self.streaming
     }
     fn picture(&self) -> &Picture {
-        &self.picture
+        self.scan.picture()
     }
     /// The real-time command starts the stream (and sends the position at
     /// the next scan, changed or not); other commands are ignored.
     fn handle_host_bytes(&mut self, bytes: &[u8]) {
-        self.host.extend_from_slice(bytes);
-        while let Some(at) = self.host.windows(3).position(|w| w == REAL_TIME) {
-            self.host.drain(..at + 3);
+        for _ in self.host.handle(bytes) {
             self.streaming = true;
-            self.sent = None;
+            self.scan.resend();
         }
-        let keep = self.host.len().min(2);
-        self.host.drain(..self.host.len() - keep);
     }
     /// Recorded positions become the board's.
     fn handle_script_bytes(&mut self, bytes: &[u8]) {
@@ -73,41 +56,30 @@ impl SimulatedBoard for ChessnutSim {
             if let Framed::Message { id: POSITION, data } = item
                 && let Ok(picture) = picture_of(&data)
             {
-                self.picture = picture;
+                self.scan.set_picture(picture);
             }
         }
     }
     fn handle_script_event(&mut self, event: &SensorEvent) {
-        match event {
-            SensorEvent::Board(board) => self.picture = (**board).clone(),
-            &SensorEvent::Square { square, cell } => {
-                self.picture.set(square, cell);
-            }
-            SensorEvent::Clock(_) => {}
-        }
+        self.scan.handle_script_event(event);
     }
     /// A scan: the position goes out if it changed since the last one sent.
     fn handle_timeout(&mut self, now: Timestamp) {
-        if now < self.next_scan {
-            return;
-        }
-        self.next_scan = now + SCAN_EVERY;
-        if self.streaming && self.sent.as_ref() != Some(&self.picture) {
-            self.out.extend(position_message(&self.picture));
-            self.sent = Some(self.picture.clone());
+        if let Some((_, picture)) = self.scan.scan(now, self.streaming) {
+            self.scan.send(&position_message(&picture));
         }
     }
     fn poll_timeout(&self) -> Option<Timestamp> {
-        Some(self.next_scan)
+        self.scan.poll_timeout()
     }
     fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        if self.out.is_empty() { None } else { Some(self.out.drain(..).collect()) }
+        self.scan.poll_transmit()
     }
     /// The link dropped: the board waits for the command again.
     fn handle_unplugged(&mut self) {
-        self.out.clear();
+        self.scan.unplugged();
+        self.host.clear();
         self.streaming = false;
-        self.sent = None;
     }
 }
 

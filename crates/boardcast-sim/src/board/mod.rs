@@ -5,19 +5,24 @@
 
 pub mod certabo;
 pub mod chessnut;
+pub mod chessup;
 pub mod dgt;
+pub mod ichessone;
 pub mod millennium;
 pub mod pegasus;
+pub mod scan;
 pub mod sentio;
+pub mod squareoff;
 
 pub use self::{
-    certabo::CertaboSim, chessnut::ChessnutSim, dgt::DgtSim, millennium::MillenniumSim, pegasus::PegasusSim,
-    sentio::SentioSim,
+    certabo::CertaboSim, chessnut::ChessnutSim, chessup::ChessUpSim, dgt::DgtSim, ichessone::IChessOneSim,
+    millennium::MillenniumSim, pegasus::PegasusSim, sentio::SentioSim, squareoff::SquareOffSim,
 };
 use boardcast_core::{
     protocol::{
-        Family, Protocol, certabo as certabo_family, chessnut as chessnut_family, dgt as dgt_family,
-        millennium as millennium_family, pegasus as pegasus_family, sentio as sentio_family,
+        Family, Protocol, certabo as certabo_family, chessnut as chessnut_family, chessup as chessup_family,
+        dgt as dgt_family, ichessone as ichessone_family, millennium as millennium_family, pegasus as pegasus_family,
+        sentio as sentio_family, squareoff as squareoff_family,
     },
     sensor::{ClockSide, Picture, SensorEvent},
     time::Timestamp,
@@ -61,13 +66,16 @@ type MakeSimulator = fn(&str, ClockSide) -> Box<dyn SimulatedBoard>;
 
 /// Every family the simulator plays, with how to make a board of it: one
 /// line per family.
-const SIMULATORS: [(&Family, MakeSimulator); 6] = [
+const SIMULATORS: [(&Family, MakeSimulator); 9] = [
     (&dgt_family::FAMILY, |serial, side| Box::new(DgtSim::new(serial, side))),
     (&millennium_family::FAMILY, |serial, side| Box::new(MillenniumSim::new(serial, side))),
     (&certabo_family::FAMILY, |serial, side| Box::new(CertaboSim::new(serial, side))),
     (&sentio_family::FAMILY, |serial, side| Box::new(SentioSim::new(serial, side))),
     (&chessnut_family::FAMILY, |serial, side| Box::new(ChessnutSim::new(serial, side))),
     (&pegasus_family::FAMILY, |serial, side| Box::new(PegasusSim::new(serial, side))),
+    (&squareoff_family::FAMILY, |serial, side| Box::new(SquareOffSim::new(serial, side))),
+    (&ichessone_family::FAMILY, |serial, side| Box::new(IChessOneSim::new(serial, side))),
+    (&chessup_family::FAMILY, |serial, side| Box::new(ChessUpSim::new(serial, side))),
 ];
 
 /// A simulated board of `protocol` with nothing on it yet; `None` for

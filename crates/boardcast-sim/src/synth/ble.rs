@@ -1,16 +1,21 @@
-//! Generated streams as the Bluetooth LE boards send them: a Chessnut
-//! board's position notifications and a DGT Pegasus's DGT messages with
-//! occupancy only. Bluetooth's link layer checks and repeats every packet,
-//! so there is no line noise; what a BLE board does to its bytes is cut a
-//! message over several notifications (20 bytes each at the default MTU).
+//! Generated streams as the Bluetooth LE boards send them. Bluetooth's
+//! link layer checks and repeats every packet, so there is no line noise;
+//! what a BLE board does to its bytes is cut a message over several
+//! notifications (20 bytes each at the default MTU).
+//!
+//! Most are made by [`link_capture`]: the family's own link (what the
+//! daemon says to a live board) talks to the family's simulated board, so
+//! that a capture holds what a live session writes (`tx`: the commands,
+//! the acknowledgements a ChessUp wants) and what it reads (`rx`). A DGT
+//! Pegasus's are made as a DGT board's ([`pegasus_capture`]).
 
 use std::time::Duration;
 
 use super::{DgtForm, ReportForm, Rng, dgt_capture};
-use crate::board::{SimulatedBoard, chessnut::ChessnutSim, pegasus::PegasusSim};
+use crate::board::{SimulatedBoard, pegasus::PegasusSim, simulator};
 use boardcast_core::{
     capture::{CaptureHeader, Record, RecordBody, format_header, format_record},
-    protocol::chessnut::link::REAL_TIME,
+    protocol::link::LinkConfig,
     sensor::{ClockSide, SensorEvent},
     time::Timestamp,
 };
@@ -19,26 +24,51 @@ use boardcast_core::{
 pub const NOTIFICATION_BYTES: usize = 20;
 
 /// A stream as a `chessnut` capture: the positions a Chessnut board
-/// notifies, each time its scan finds the board changed (every
-/// `form.every` at most); with chance `form.split` a position comes in
-/// notifications of [`NOTIFICATION_BYTES`] (a board that did not get a
-/// larger MTU), a few milliseconds apart. Clock events are dropped (the
-/// board has no clock); `form.noise` is not used.
+/// notifies once asked (see [`link_capture`]).
 pub fn chessnut_capture(
     header: &CaptureHeader,
     events: &[(Timestamp, SensorEvent)],
     form: ReportForm,
     rng: &mut Rng,
 ) -> String {
+    link_capture(header, events, form, rng)
+}
+
+/// A stream as a capture of `header.protocol`'s board, talked to by the
+/// family's link from the start: the board looks at its squares every
+/// `form.every` (with `form.jitter`) and sends what it sends, each message
+/// cut into notifications of [`NOTIFICATION_BYTES`] with chance
+/// `form.split` (a board that did not get a larger MTU), a few
+/// milliseconds apart. The link reads them through the family's decoder
+/// and answers as it does live. Clock events are dropped (these boards
+/// have no clock); `form.noise` is not used.
+///
+/// # Panics
+///
+/// For a protocol the simulator cannot play (`events`).
+pub fn link_capture(
+    header: &CaptureHeader,
+    events: &[(Timestamp, SensorEvent)],
+    form: ReportForm,
+    rng: &mut Rng,
+) -> String {
+    let protocol = header.protocol;
+    let family = protocol.family().expect("a board family");
+    let mut board = simulator(protocol, "", ClockSide::Left).expect("a simulated board of the family");
+    let mut link = (family.link)(LinkConfig::default());
+    let mut decoder = protocol.decoder().expect("a decoder of the family");
     let mut text = format_header(header);
     text.push('\n');
+    // Records go in time order: what follows a notification cut over a few
+    // milliseconds is written after its last part.
+    let mut last = Timestamp::ZERO;
     let mut push = |t: Timestamp, body: RecordBody| {
-        text.push_str(&format_record(&Record { t, body }));
+        last = last.max(t);
+        text.push_str(&format_record(&Record { t: last, body }));
         text.push('\n');
+        last
     };
-    let mut board = ChessnutSim::new("", ClockSide::Left);
-    push(Timestamp::ZERO, RecordBody::Tx(REAL_TIME.to_vec()));
-    board.handle_host_bytes(&REAL_TIME);
+    link.handle_connected(Timestamp::ZERO);
     let end = events.last().map_or(Timestamp::ZERO, |(t, _)| *t) + form.tail;
     let mut next = events.iter().peekable();
     let mut t = Timestamp::ZERO;
@@ -46,16 +76,40 @@ pub fn chessnut_capture(
         while let Some((_, event)) = next.next_if(|(at, _)| *at <= t) {
             board.handle_script_event(event);
         }
-        board.handle_timeout(t);
-        if let Some(bytes) = board.poll_transmit() {
-            if rng.chance(form.split) {
+        if link.poll_timeout().is_some_and(|at| at <= t) {
+            link.handle_timeout(t);
+        }
+        let mut scanned = false;
+        loop {
+            let mut quiet = true;
+            while let Some(bytes) = link.poll_transmit(t) {
+                quiet = false;
+                push(t, RecordBody::Tx(bytes.clone()));
+                board.handle_host_bytes(&bytes);
+            }
+            if !scanned {
+                scanned = true;
+                quiet = false;
+                board.handle_timeout(t);
+            }
+            while let Some(bytes) = board.poll_transmit() {
+                quiet = false;
                 let mut at = t;
-                for part in bytes.chunks(NOTIFICATION_BYTES) {
-                    push(at, RecordBody::Rx(part.to_vec()));
-                    at = at + Duration::from_millis(rng.range(1, 8));
+                if rng.chance(form.split) {
+                    for part in bytes.chunks(NOTIFICATION_BYTES) {
+                        at = push(at, RecordBody::Rx(part.to_vec())) + Duration::from_millis(rng.range(1, 8));
+                    }
+                } else {
+                    push(at, RecordBody::Rx(bytes.clone()));
                 }
-            } else {
-                push(t, RecordBody::Rx(bytes));
+                decoder.handle_bytes(&bytes);
+                link.handle_rx(t);
+                while let Some(decoded) = decoder.poll_decoded() {
+                    link.handle_decoded(t, &decoded);
+                }
+            }
+            if quiet {
+                break;
             }
         }
         let late = Duration::from_micros(rng.range(0, form.jitter.as_micros() as u64));

@@ -19,7 +19,7 @@ use shakmaty::KnownOutcome;
 pub use crate::Rng;
 
 pub use self::{
-    ble::{NOTIFICATION_BYTES, chessnut_capture, pegasus_capture},
+    ble::{NOTIFICATION_BYTES, chessnut_capture, link_capture, pegasus_capture},
     certabo::{ReportForm, certabo_capture},
     dgt::{DgtForm, dgt_capture},
     hands::{Stream, play, play_planned},

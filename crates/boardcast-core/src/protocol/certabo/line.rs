@@ -269,6 +269,22 @@ fn number(digits: &[u8]) -> Option<u8> {
     u8::try_from(value).ok()
 }
 
+impl crate::protocol::queue::Framing for LineReader {
+    type Item = Line;
+
+    fn push(&mut self, bytes: &[u8]) {
+        Self::push(self, bytes);
+    }
+
+    fn next_item(&mut self) -> Option<Line> {
+        self.next_line()
+    }
+
+    fn flush(&mut self) -> Option<usize> {
+        Self::flush(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

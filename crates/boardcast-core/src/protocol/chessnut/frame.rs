@@ -3,13 +3,17 @@
 //! a message anywhere. The framer reassembles messages whatever the split
 //! and resynchronises on bytes that start no known message.
 //!
-//! Like the DGT framer it only consumes bytes once an item is certain
-//! (check → parse → advance), so the items are the same however the bytes
-//! were split into notifications or read chunks.
+//! The framing is the shared one of [`crate::protocol::frames`].
 
 use shakmaty::{Color, File, Piece, Rank, Role, Square};
 
-use crate::sensor::{Cell, Picture};
+use crate::{
+    protocol::{
+        frames::{self, Start},
+        queue::Framing,
+    },
+    sensor::{Cell, Picture},
+};
 
 /// The real-time position: `01 24`, 32 bytes of squares, 4 bytes whose
 /// meaning is unknown (`FF FF FF FF` in every published example).
@@ -18,9 +22,6 @@ pub const POSITION: u8 = 0x01;
 pub const POSITION_LEN: u8 = 0x24;
 /// The battery reply: percent and a charging flag.
 pub const BATTERY: u8 = 0x2A;
-
-/// Garbage is buffered up to this many bytes before it is reported.
-const MAX_GARBAGE_RUN: usize = 1024;
 
 /// The data length a message of `id` may have, if `id` starts a message
 /// this daemon knows. A length outside the range means the byte is not a
@@ -31,6 +32,16 @@ const fn lengths(id: u8) -> Option<(u8, u8)> {
         POSITION => Some((32, 40)),
         BATTERY => Some((2, 4)),
         _ => None,
+    }
+}
+
+/// Whether a message starts at `buf`: a known ID followed by a length it
+/// may have (`ID LEN DATA…`).
+fn start(buf: &[u8]) -> Start {
+    match (lengths(buf[0]), buf.get(1)) {
+        (Some(_), None) => Start::Unsure,
+        (Some((low, high)), Some(&len)) if (low..=high).contains(&len) => Start::Whole(2 + usize::from(len)),
+        _ => Start::Not,
     }
 }
 
@@ -49,64 +60,50 @@ pub enum Framed {
 }
 
 /// Splits a Chessnut byte stream into [`Framed`] items.
-#[derive(Clone, Debug, Default)]
-pub struct Framer {
-    buf: Vec<u8>,
+#[derive(Clone, Debug)]
+pub struct Framer(frames::Framer);
+
+impl Default for Framer {
+    fn default() -> Self {
+        Self(frames::Framer::new(start))
+    }
 }
 
 impl Framer {
     /// Appends bytes received from the board.
     pub fn push(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
+        self.0.push(bytes);
     }
 
     /// The next complete item, or `None` when more bytes are needed.
     pub fn next_item(&mut self) -> Option<Framed> {
-        let (item, used) = check(&self.buf)?;
-        self.buf.drain(..used);
-        Some(item)
+        Some(match self.0.next_item()? {
+            frames::Framed::Message(bytes) => Framed::Message { id: bytes[0], data: bytes[2..].to_vec() },
+            frames::Framed::Garbage(len) => Framed::Garbage(len),
+        })
     }
 
     /// Drops whatever is buffered (the end of a stream, a dropped link),
     /// returning how many bytes that was.
     pub fn flush(&mut self) -> Option<usize> {
-        let len = self.buf.len();
-        self.buf.clear();
-        (len > 0).then_some(len)
+        self.0.flush()
     }
 }
 
-/// Whether `buf` starts like a message: a known ID followed (if there) by a
-/// length it may have.
-fn starts_message(buf: &[u8]) -> bool {
-    match (lengths(buf[0]), buf.get(1)) {
-        (Some(_), None) => true,
-        (Some((low, high)), Some(&len)) => (low..=high).contains(&len),
-        (None, _) => false,
-    }
-}
+impl Framing for Framer {
+    type Item = Framed;
 
-/// What the start of `buf` holds and how many bytes it takes; `None` when
-/// more bytes are needed to be sure.
-fn check(buf: &[u8]) -> Option<(Framed, usize)> {
-    if buf.is_empty() {
-        return None;
+    fn push(&mut self, bytes: &[u8]) {
+        Self::push(self, bytes);
     }
-    if !starts_message(buf) {
-        // A run of garbage ends where a message may start; it is reported
-        // once it ends, so the report does not depend on the split.
-        // A known ID in the last byte may start a message or not: its
-        // length byte decides, so the run's end waits for it.
-        return match (1..buf.len()).find(|&i| starts_message(&buf[i..])) {
-            Some(end) if end + 1 == buf.len() => None,
-            Some(end) => Some((Framed::Garbage(end), end)),
-            None if buf.len() >= MAX_GARBAGE_RUN => Some((Framed::Garbage(buf.len()), buf.len())),
-            None => None,
-        };
+
+    fn next_item(&mut self) -> Option<Framed> {
+        Self::next_item(self)
     }
-    let len = usize::from(*buf.get(1)?);
-    let whole = buf.get(..2 + len)?;
-    Some((Framed::Message { id: whole[0], data: whole[2..].to_vec() }, 2 + len))
+
+    fn flush(&mut self) -> Option<usize> {
+        Self::flush(self)
+    }
 }
 
 /// The square of a position message's `index`-th nibble: h8, g8, … a8,

@@ -8,19 +8,18 @@
 //!   position's square order and piece codes.
 //! - [`link`]: the host's side (the real-time command).
 //!
-//! The decoder reports a position only when it changed: the squares that
-//! changed, in the order they are taken to have changed, then the whole
-//! [`crate::sensor::Picture`] (as the Certabo decoder does).
+//! The decoder reports a position only when it changed (see
+//! [`super::position`]).
 
 pub mod frame;
 pub mod link;
 
-use std::collections::VecDeque;
-
 use self::frame::{BATTERY, Framed, Framer, POSITION};
-use super::{Bluetooth, BoardDecoder, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol};
-use crate::sensor::{Cell, Picture, SensorEvent};
-use shakmaty::Square;
+use super::{
+    Bluetooth, BoardDecoder, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
+    position::Positions,
+    queue::{Out, Queue},
+};
 
 /// The Bluetooth LE service whose characteristic notifies positions.
 pub const POSITION_SERVICE: &str = "1b7e8261-2877-41c3-b46e-cf057c562023";
@@ -32,12 +31,8 @@ pub const COMMAND_CHARACTERISTIC: &str = "1b7e8272-2877-41c3-b46e-cf057c562023";
 /// Turns bytes from a Chessnut board into [`Decoded`] items.
 #[derive(Clone, Debug, Default)]
 pub struct ChessnutDecoder {
-    framer: Framer,
-    /// The position last reported.
-    shown: Option<Picture>,
-    /// Report the next position even if unchanged (bytes were lost).
-    refresh: bool,
-    out: VecDeque<Decoded>,
+    queue: Queue<Framer>,
+    positions: Positions,
 }
 
 impl ChessnutDecoder {
@@ -45,73 +40,25 @@ impl ChessnutDecoder {
     pub fn new() -> Self {
         Self::default()
     }
-
-    fn handle(&mut self, item: Framed) {
-        let problem = match item {
-            Framed::Message { id: POSITION, data } => match frame::picture_of(&data) {
-                Ok(picture) => {
-                    if self.refresh || self.shown.as_ref() != Some(&picture) {
-                        if let Some(shown) = self.shown.as_ref().filter(|_| !self.refresh) {
-                            for square in changes_in_order(shown, &picture).unwrap_or_default() {
-                                let cell = picture.get(square);
-                                self.out.push_back(Decoded::Sensor(SensorEvent::Square { square, cell }));
-                            }
-                        }
-                        self.refresh = false;
-                        self.shown = Some(picture.clone());
-                        self.out.push_back(Decoded::Sensor(SensorEvent::Board(Box::new(picture))));
-                    }
-                    return;
-                }
-                Err(why) => DecodeProblem::BadMessage(format!("a position with {why}")),
-            },
-            Framed::Message { id: BATTERY, data } => {
-                self.out.push_back(Decoded::Info(BoardInfo::Battery(data[0].min(100))));
-                return;
-            }
-            // Replies this daemon does not use.
-            Framed::Message { .. } => return,
-            Framed::Garbage(len) => DecodeProblem::Garbage { len, reason: "bytes outside any Chessnut message" },
-        };
-        self.refresh = true;
-        self.out.push_back(Decoded::Problem(problem));
-    }
 }
 
-/// The squares that changed between two positions, in the order they are
-/// taken to have changed, so that the reconstructor sees each move happen
-/// (a whole position alone is judged only once the board is still, which
-/// a quick reply may not leave it). The board names its pieces, which tell
-/// which piece went where. First the squares filled by a piece not seen
-/// leaving a square (one lifted earlier, now put down: the end of
-/// something under way); then each piece that moved, its square emptied
-/// and then the one it went to; last the squares emptied by pieces not
-/// seen elsewhere (taken in hand: the start of something).
-///
-/// `None` when pieces of both colours moved: two moves whose order the
-/// position cannot tell. The position then goes alone, and the
-/// reconstructor fills in the moves from the game (rules.md R10).
-fn changes_in_order(before: &Picture, after: &Picture) -> Option<Vec<Square>> {
-    let (emptied, mut filled): (Vec<Square>, Vec<Square>) = Square::ALL
-        .into_iter()
-        .filter(|&square| before.get(square) != after.get(square))
-        .partition(|&square| after.get(square) == Cell::Empty);
-    let mut moved = Vec::new();
-    let mut lifted = Vec::new();
-    for from in emptied {
-        let piece = before.get(from);
-        match filled.iter().position(|&to| after.get(to) == piece && before.get(to) != piece) {
-            Some(at) => moved.extend([from, filled.remove(at)]),
-            None => lifted.push(from),
+/// What a framed item means.
+fn handle(positions: &mut Positions, item: Framed, out: &mut Out) {
+    let problem = match item {
+        Framed::Message { id: POSITION, data } => match frame::picture_of(&data) {
+            Ok(picture) => return positions.report(picture, out),
+            Err(why) => DecodeProblem::BadMessage(format!("a position with {why}")),
+        },
+        Framed::Message { id: BATTERY, data } => {
+            out.push_back(Decoded::Info(BoardInfo::Battery(data[0].min(100))));
+            return;
         }
-    }
-    let mut colours = moved.iter().step_by(2).filter_map(|&from| before.get(from).piece().map(|p| p.color));
-    if let Some(first) = colours.next()
-        && colours.any(|c| c != first)
-    {
-        return None;
-    }
-    Some(filled.into_iter().chain(moved).chain(lifted).collect())
+        // Replies this daemon does not use.
+        Framed::Message { .. } => return,
+        Framed::Garbage(len) => DecodeProblem::Garbage { len, reason: "bytes outside any Chessnut message" },
+    };
+    positions.lost();
+    out.push_back(Decoded::Problem(problem));
 }
 
 /// The family of Chessnut boards.
@@ -151,34 +98,29 @@ impl Protocol {
 impl BoardDecoder for ChessnutDecoder {
     /// Takes bytes received from the board.
     fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.framer.push(bytes);
+        self.queue.push(bytes);
     }
 
     /// The next decoded item, or `None` when more bytes are needed.
     fn poll_decoded(&mut self) -> Option<Decoded> {
-        loop {
-            if let Some(decoded) = self.out.pop_front() {
-                return Some(decoded);
-            }
-            let item = self.framer.next_item()?;
-            self.handle(item);
-        }
+        let positions = &mut self.positions;
+        self.queue.poll(|item, out| handle(positions, item, out))
     }
 
     /// Ends the stream, reporting a message left unfinished; the next
     /// position is reported whole.
     fn finish(&mut self) -> Option<Decoded> {
-        self.refresh = true;
-        let len = self.framer.flush()?;
-        Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: "a message cut off by the end of the stream" }))
+        self.positions.lost();
+        self.queue.finish("a message cut off by the end of the stream")
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::Board;
+    use shakmaty::{Board, Square};
 
     use super::*;
+    use crate::sensor::{Cell, Picture, SensorEvent};
 
     fn decode(decoder: &mut ChessnutDecoder, bytes: &[u8]) -> Vec<Decoded> {
         decoder.handle_bytes(bytes);

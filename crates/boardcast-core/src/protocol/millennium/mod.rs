@@ -58,7 +58,7 @@ use self::{
     frame::{Framed, Framer, Speaker},
     reply::Reply,
 };
-use super::{BoardDecoder, Family, Features, Probe, Protocol};
+use super::{Bluetooth, BoardDecoder, Family, Features, Probe, Protocol};
 use super::{BoardInfo, DecodeProblem, Decoded};
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -96,6 +96,14 @@ impl MillenniumDecoder {
     }
 }
 
+/// The Bluetooth LE service of a Millennium board (Microchip's
+/// transparent UART).
+pub const BLE_SERVICE: &str = "49535343-fe7d-4ae5-8fa9-9fafd205e455";
+/// The characteristic the board notifies its frames on.
+pub const BLE_NOTIFY: &str = "49535343-1e4d-4bd9-ba61-23c647249616";
+/// The characteristic the host writes its frames to.
+pub const BLE_WRITE: &str = "49535343-8841-43f4-a8d4-ecbe34729bb3";
+
 /// The family of Millennium ChessLink boards.
 pub const FAMILY: Family = Family {
     name: "millennium",
@@ -113,7 +121,15 @@ pub const FAMILY: Family = Family {
         rank: 1,
     },
     on_serial: true,
-    bluetooth: None,
+    // The Exclusive, Performance and eONE also speak Bluetooth LE: the same
+    // frames through Microchip's transparent UART service. One family for
+    // both: a board is `protocol = "millennium"` however it is reached.
+    bluetooth: Some(Bluetooth {
+        name_contains: "MILLENNIUM CHESS",
+        service: BLE_SERVICE,
+        notify: BLE_NOTIFY,
+        write: BLE_WRITE,
+    }),
     decoder: || Box::new(MillenniumDecoder::new()),
     link: |config| Box::new(link::MillenniumLink::new(config)),
 };

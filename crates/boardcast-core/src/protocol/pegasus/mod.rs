@@ -19,12 +19,9 @@ use crate::{
     time::Timestamp,
 };
 
-/// The Nordic UART service a Pegasus speaks through.
-pub const UART_SERVICE: &str = "6e400001-b5a3-f393-e0a9-e50e24dcca9e";
-/// The characteristic the host writes to.
-pub const UART_WRITE: &str = "6e400002-b5a3-f393-e0a9-e50e24dcca9e";
-/// The characteristic the board notifies on.
-pub const UART_NOTIFY: &str = "6e400003-b5a3-f393-e0a9-e50e24dcca9e";
+/// The Nordic UART service a Pegasus speaks through, and its
+/// characteristics (shared with other boards: [`super::uart`]).
+pub use super::uart::{NOTIFY as UART_NOTIFY, SERVICE as UART_SERVICE, WRITE as UART_WRITE};
 
 /// The developer-key command: `63 07`, the six key bytes, `00`.
 pub const DEVELOPER_KEY: u8 = 0x63;

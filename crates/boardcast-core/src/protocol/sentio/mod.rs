@@ -12,14 +12,13 @@
 //! The lines are read by `certabo::line`; the link is the streaming one of
 //! `certabo::link` (without LEDs). A simulated board is in `boardcast-sim`.
 
-use std::collections::VecDeque;
-
 use shakmaty::{Bitboard, File, Rank, Square};
 
 use super::{BoardDecoder, Family, Features, Probe, Protocol};
 use super::{
     DecodeProblem, Decoded,
     certabo::line::{self, Line, LineReader, OCCUPANCY_NUMBERS, TAG_NUMBERS},
+    queue::{Out, Queue},
 };
 use crate::sensor::{Cell, Picture, SensorEvent};
 
@@ -35,12 +34,17 @@ use crate::sensor::{Cell, Picture, SensorEvent};
 /// settle.
 #[derive(Clone, Debug, Default)]
 pub struct SentioDecoder {
-    lines: LineReader,
+    queue: Queue<LineReader>,
+    shown: Shown,
+}
+
+/// What was reported so far.
+#[derive(Clone, Debug, Default)]
+struct Shown {
     /// The occupancy last reported.
-    shown: Option<Bitboard>,
+    occupied: Option<Bitboard>,
     /// Report the next picture even if unchanged (bytes were lost).
     refresh: bool,
-    out: VecDeque<Decoded>,
 }
 
 impl SentioDecoder {
@@ -48,15 +52,17 @@ impl SentioDecoder {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    fn handle_line(&mut self, line: Line) {
+impl Shown {
+    fn handle_line(&mut self, line: Line, out: &mut Out) {
         let problem = match line {
             Line::Numbers(numbers) if numbers.len() == OCCUPANCY_NUMBERS => {
                 let occupied = occupancy(&numbers);
-                if self.refresh || self.shown != Some(occupied) {
+                if self.refresh || self.occupied != Some(occupied) {
                     self.refresh = false;
-                    self.shown = Some(occupied);
-                    self.out.push_back(Decoded::Sensor(SensorEvent::Board(Box::new(picture(occupied)))));
+                    self.occupied = Some(occupied);
+                    out.push_back(Decoded::Sensor(SensorEvent::Board(Box::new(picture(occupied)))));
                 }
                 return;
             }
@@ -77,7 +83,7 @@ impl SentioDecoder {
             Line::Bad(why) => DecodeProblem::BadMessage(why),
         };
         self.refresh = true;
-        self.out.push_back(Decoded::Problem(problem));
+        out.push_back(Decoded::Problem(problem));
     }
 }
 
@@ -142,26 +148,20 @@ impl Protocol {
 impl BoardDecoder for SentioDecoder {
     /// Takes bytes received from the board.
     fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.lines.push(bytes);
+        self.queue.push(bytes);
     }
 
     /// The next decoded item, or `None` when more bytes are needed.
     fn poll_decoded(&mut self) -> Option<Decoded> {
-        loop {
-            if let Some(decoded) = self.out.pop_front() {
-                return Some(decoded);
-            }
-            let line = self.lines.next_line()?;
-            self.handle_line(line);
-        }
+        let shown = &mut self.shown;
+        self.queue.poll(|line, out| shown.handle_line(line, out))
     }
 
     /// Ends the stream, reporting a line left unfinished; the next report
     /// is reported whole.
     fn finish(&mut self) -> Option<Decoded> {
-        self.refresh = true;
-        let len = self.lines.flush()?;
-        Some(Decoded::Problem(DecodeProblem::Garbage { len, reason: line::CUT_OFF }))
+        self.shown.refresh = true;
+        self.queue.finish(line::CUT_OFF)
     }
 }
 

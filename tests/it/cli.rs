@@ -253,8 +253,8 @@ fn the_printed_defaults_are_a_valid_configuration_and_bad_values_name_their_key(
         ("settle_ms = 300", "settle_ms = \"fast\"", "reconstruction.settle_ms"),
         (
             "protocol = \"dgt\"\nserial",
-            "protocol = \"squareoff\"\nserial",
-            "boards[0].protocol = \"squareoff\": \"dgt\"",
+            "protocol = \"chesslink\"\nserial",
+            "boards[0].protocol = \"chesslink\": \"dgt\"",
         ),
         ("serial = \"04711\"", "serial = \"04711\"\nport = \"/dev/ttyACM0\"", "either port or serial, not both"),
         ("silent_ms = 6000", "silent_ms = 1000", "link.silent_ms = 1000: more than link.keepalive_ms (2000)"),

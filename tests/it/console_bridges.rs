@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::{
     displays::{Browser, console_logged_in},
     support::{
+        alias::Alias,
         live::{Hall, game_san, stop, synth_events},
         mqtt::{Mosquitto, free_port, wait_listening},
     },
@@ -95,13 +96,19 @@ fn one_console_shows_every_bridge_of_the_hall_and_its_changes_reach_the_bridge_t
             broker.ws_port.unwrap()
         ),
     );
+    // Short device names, so that the screenshots' Port column shows what
+    // a reader recognises rather than the test's scratch folders.
+    let (b1_port, b2_port, mil_port) = (Alias::to(&a.link("b1")), Alias::to(&b.link("b2")), Alias::to(&b.link("mil")));
     let config_b = bridge_config(
         &b,
         "hall-b",
         "b2",
         broker.port,
-        &format!("[discovery]\nextra_ports = [\"{}\"]\n", b.link("mil").display()),
+        &format!("[discovery]\nextra_ports = [\"{}\"]\n", mil_port.path().display()),
     );
+    for (config, alias) in [(&config_a, &b1_port), (&config_b, &b2_port)] {
+        std::fs::write(config, alias.in_config(&std::fs::read_to_string(config).unwrap())).unwrap();
+    }
     edit(&config_b, "probe_interval_s = 0\n", "probe_interval_s = 1\n");
     let op = a.account("op", "operator");
     let mut daemon_a = a.run(&config_a);
@@ -153,7 +160,10 @@ fn one_console_shows_every_bridge_of_the_hall_and_its_changes_reach_the_bridge_t
 
     // The Millennium board hall-b found, assigned from hall-a's console:
     // hall-b checks it, keeps it in its own state file and reads it.
-    let unassigned = "const r = [...document.querySelectorAll('#hall-unassigned tr')].find(r => r.dataset.port.endsWith('/mil.tty'));";
+    let unassigned = format!(
+        "const r = [...document.querySelectorAll('#hall-unassigned tr')].find(r => r.dataset.port == '{}');",
+        mil_port.path().display()
+    );
     let found = browser.wait_for(
         Duration::from_secs(30),
         &format!("{unassigned} return r && !r.querySelector('button.assign').disabled && [r.dataset.bridge, r.querySelector('.label').textContent]"),

@@ -5,7 +5,7 @@
 // arbiters, never the public); console.js hands those messages here. They
 // are rows of the hall's table (its second body) with an Assign button,
 // which opens a form: the board's number or label, its name, and the
-// players. The bridge that found it checks and keeps the assignment (POST
+// players, or one of the pairings uploaded in the tournament panel. The bridge that found it checks and keeps the assignment (POST
 // /api/assign, passed on to another bridge of the hall by the daemon;
 // operator accounts only: a live account's button is disabled, and the
 // daemon refuses it anyway). GPL-3.0-or-later.
@@ -16,6 +16,7 @@ window.ConsoleAssign = (() => {
   const assigned = new Set(); // `${bridge}\n${port}` assigned from this page, until the bridge's list drops it
   let who = null;
   let post = null;
+  let pairings = null; // the tournament panel's last preview (its round's pairings)
   const $ = (id) => document.getElementById(id);
   const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '');
 
@@ -86,7 +87,35 @@ window.ConsoleAssign = (() => {
     form.querySelector('.what').textContent = `${b.title || b.family}${b.serial ? `, serial ${b.serial}` : ''} on ${b.port}`;
     form.querySelector('.why').textContent = '';
     for (const name of ['board', 'name', 'white', 'black']) form[name].value = '';
+    offer(form);
     form.board.focus();
+  }
+
+  // The pairings uploaded in the tournament panel, offered in the form:
+  // one option per board number with its players; a number a board here
+  // already has is shown but cannot be chosen.
+  function offer(form) {
+    const label = form.querySelector('.from-pairings');
+    const select = form.pairing;
+    while (select.options.length > 1) select.remove(1);
+    const rows = (pairings && pairings.pairings) || [];
+    label.hidden = rows.length === 0;
+    for (const row of rows) {
+      const option = new Option(`${row.board}: ${row.white.name || '?'} – ${row.black.name || '?'}${row.on ? ` (on ${row.on})` : ''}`, String(row.board));
+      option.disabled = !!row.on;
+      select.add(option);
+    }
+    select.value = '';
+  }
+
+  function chosen(e) {
+    const form = e.target.form;
+    const row = ((pairings && pairings.pairings) || []).find((p) => String(p.board) === e.target.value);
+    if (!row) return;
+    form.board.value = String(row.board);
+    form.name.value = `board-${row.board}`;
+    form.white.value = row.white.name || '';
+    form.black.value = row.black.name || '';
   }
 
   async function submit(e) {
@@ -141,6 +170,11 @@ window.ConsoleAssign = (() => {
       const form = $('assign-form');
       form.addEventListener('submit', submit);
       form.querySelector('.cancel').addEventListener('click', () => { form.hidden = true; });
+      form.pairing.addEventListener('change', chosen);
+      window.addEventListener('boardcast:pairings', (e) => {
+        pairings = e.detail;
+        if (!form.hidden) offer(form);
+      });
       rows();
     },
     // A bridge's list of boards found and not assigned (none: cleared).

@@ -58,7 +58,7 @@ $('game-close').addEventListener('click', () => {
 });
 $('hall-boards').addEventListener('click', (e) => {
   const row = e.target.closest('tr[data-board]');
-  if (row && !e.target.closest('button')) open(row.dataset.board);
+  if (row && !e.target.closest('button, a')) open(row.dataset.board);
 });
 
 const mayChange = () => !!ready()?.who.may_change;

@@ -235,6 +235,8 @@
     problem.hidden = true;
     preview = answer;
     show(answer);
+    // The hall's Assign offers these board numbers and players.
+    window.dispatchEvent(new CustomEvent('boardcast:pairings', { detail: answer }));
     return answer;
   }
 

@@ -5,7 +5,8 @@
 // operator key, which never reaches the browser. The live tree is read
 // over MQTT with the same account, kept in sessionStorage for this tab as
 // the other pages keep theirs (displays.js). The hall view lists every
-// board a bridge publishes a status for, with Identify and Flip, its Sync
+// board a bridge publishes a status for, with Identify, Flip, Un-assign,
+// its capture and log lines (console-hall-ops.js), its Sync
 // from the live state (undelayed), and the boards found but not assigned
 // (console-assign.js). In a hall of several bridges it lists the boards of
 // every bridge on the hall's broker, and a change for a board goes to the
@@ -92,6 +93,7 @@
   $('console').hidden = false;
   $('filter-label').hidden = false;
   window.ConsoleAssign.start(who, post);
+  window.ConsoleHallOps.start(who, bridge, post);
   if (!who.may_change) {
     // The daemon refuses these commands for this account anyway; the
     // views disable their controls, and this says why once for all.
@@ -249,11 +251,18 @@
     || a.bridge.localeCompare(b.bridge);
   const CLOCKS = { dgt3000: 'DGT 3000', attached: 'attached', none: 'none' };
 
+  // Boards whose LEDs Identify lights (every one, for 5 s).
+  const LEDS = new Set(['millennium', 'certabo']);
+
   // Why Identify cannot be done for this board, or '' when it can.
   function identifyRefusal(s, gone) {
     if (!who.may_change) return `a ${who.role} account may not send commands to a board`;
     if (gone) return 'its bridge is offline';
     if (s.connection !== 'connected') return 'the board is not connected';
+    if (LEDS.has(s.family)) return '';
+    if (s.family !== 'dgt') {
+      return `a ${s.family || 'board of unknown family'} board cannot show itself: it has no LEDs the daemon drives and no clock that shows text`;
+    }
     if (s.clock !== 'dgt3000') {
       return `no DGT 3000 clock known on this board (clock: ${s.clock || 'not reported'}); `
         + 'only a DGT 3000 shows text, and it is recognised only with clock_display on';
@@ -311,10 +320,12 @@
       identify.textContent = 'Identify';
       const refusal = identifyRefusal(s, gone);
       identify.disabled = !!refusal;
-      identify.title = refusal || 'shows the board\'s label on its DGT 3000 clock for a moment';
-      // The label on the clock, which shows eight characters.
+      identify.title = refusal || (LEDS.has(s.family) ? 'lights every LED of the board for 5 s'
+        : 'shows the board\'s label on its DGT 3000 clock for a moment');
+      // The label for the clock, which shows eight characters; a board with
+      // LEDs lights them all instead.
       identify.addEventListener('click', () =>
-        command({ board: s.board, command: 'clock_text', text: (s.label || s.board).slice(0, 8) }, from));
+        command({ board: s.board, command: 'identify', text: (s.label || s.board).slice(0, 8) }, from));
       const flip = document.createElement('button');
       flip.type = 'button';
       flip.className = 'flip';
@@ -325,6 +336,7 @@
         if (confirm(`Board ${s.label || s.board} is turned round: read it the other way?`)) command({ board: s.board, command: 'flip' }, from);
       });
       actions.append(identify, flip);
+      window.ConsoleHallOps.actions(actions, s, from, gone);
       if (refusal) {
         const why = document.createElement('span');
         why.className = 'why';
@@ -350,8 +362,13 @@
         const [from, ...rest] = t.slice(`${root}/bridges/`.length).split('/');
         if (rest.length === 1) window.ConsoleBridges.status(from, m, retained);
         else if (m) {
-          statuses.set(`${from}\n${m.board}`, { bridge: from, status: m });
+          statuses.set(`${from}\n${m.board}`, { bridge: from, status: m, topic: t });
           window.ConsoleBridges.board(from, m);
+        } else {
+          // Cleared: the bridge no longer reads the board (un-assigned).
+          // The row is keyed by the board's name, its topic by its name or
+          // serial number: the row whose latest status came on this topic goes.
+          for (const [key, row] of statuses) if (row.topic === t) statuses.delete(key);
         }
         hall();
       } else if (t.endsWith('/state')) {

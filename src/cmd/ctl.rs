@@ -153,6 +153,39 @@ enum Action {
         /// The message.
         text: String,
     },
+    /// The board shows itself, to be found in the hall: a Millennium or
+    /// Certabo board lights every LED for 5 s, a DGT board shows TEXT on its
+    /// DGT 3000 clock; other boards refuse.
+    Identify {
+        /// What a DGT 3000 shows (at most 8 characters; default HERE).
+        text: Option<String>,
+    },
+    /// Assigns a board the daemon found plugged in but not configured (the
+    /// console's Assign), named as the board given before the command.
+    AssignBoard {
+        /// Its family: dgt, millennium, certabo, …
+        #[arg(long)]
+        family: String,
+        /// The device it was found on (for a board without a serial number).
+        #[arg(long, value_name = "DEVICE", required_unless_present = "serial")]
+        port: Option<String>,
+        /// Its serial number (a DGT board's): found by it wherever it is.
+        #[arg(long)]
+        serial: Option<String>,
+        /// Its number or label in the round, e.g. 7 (default: the name).
+        #[arg(long)]
+        label: Option<String>,
+        /// White.
+        #[arg(long)]
+        white: Option<String>,
+        /// Black.
+        #[arg(long)]
+        black: Option<String>,
+    },
+    /// Un-assigns a board assigned in the console: it is no longer read,
+    /// its games and captures are kept, it is offered again as "not
+    /// assigned" (a board of the configuration file is refused).
+    Unassign,
 }
 
 impl Action {
@@ -182,6 +215,20 @@ impl Action {
             Self::Tag { name, value } => Command::SetTags { tags: [(name, value)].into_iter().collect() },
             Self::Ack { game, seq } => Command::AcknowledgeAlert { game, seq },
             Self::ClockText { text } => Command::ClockText { text },
+            Self::Identify { text } => Command::Identify { text },
+            Self::AssignBoard { family, port, serial, label, white, black } => {
+                Command::AssignBoard(Box::new(boardcast_core::operator::Assignment {
+                    family,
+                    port,
+                    serial,
+                    // Filled with the board's name below when not given.
+                    label: label.unwrap_or_default(),
+                    white,
+                    black,
+                    by: Some("ctl".into()),
+                }))
+            }
+            Self::Unassign => Command::UnassignBoard { by: Some("ctl".into()) },
         })
     }
 }
@@ -244,7 +291,12 @@ pub(crate) fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         (None, Action::NextRound { .. }) => EVERY_BOARD.to_owned(),
         (None, _) => bail!("name the board: only next-round goes to every board"),
     };
-    let command = args.action.command()?;
+    let mut command = args.action.command()?;
+    if let Command::AssignBoard(assignment) = &mut command
+        && assignment.label.is_empty()
+    {
+        assignment.label.clone_from(&board);
+    }
     let key_file = args.key_file.clone().unwrap_or_else(|| loaded.config.operator.key_file.clone());
     let key = boardcast::shell::key::load(&key_file)
         .context("signing the command (on another machine than the daemon's, copy its key file and give --key-file)")?;

@@ -23,7 +23,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use boardcast::shell::repeats::Repeats;
+use boardcast::shell::{board_files::BoardLines, repeats::Repeats};
 
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::{
@@ -32,7 +32,9 @@ use tracing_subscriber::{
         FmtContext, FormatEvent, FormatFields, FormattedFields,
         format::{DefaultFields, Writer},
     },
+    layer::SubscriberExt as _,
     registry::LookupSpan,
+    util::SubscriberInitExt as _,
 };
 
 pub(crate) use boardcast::config::LogFormat;
@@ -47,11 +49,18 @@ pub(crate) fn init(format: LogFormat, level: &str) {
     let filter = EnvFilter::try_new(format!("warn,rumqttd=off,boardcast={level}"))
         .unwrap_or_else(|_| EnvFilter::new("warn,rumqttd=off,boardcast=info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+    // Each board's latest lines are also kept for the console's hall
+    // (`shell::board_files`).
     let _ = match format {
-        LogFormat::Text => builder.event_format(Aggregated(Lines::new())).fmt_fields(DefaultFields::new()).try_init(),
+        LogFormat::Text => builder
+            .event_format(Aggregated(Lines::new()))
+            .fmt_fields(DefaultFields::new())
+            .finish()
+            .with(BoardLines)
+            .try_init(),
         LogFormat::Json => {
             let json = tracing_subscriber::fmt::format().json().with_current_span(true).with_span_list(false);
-            builder.json().event_format(Aggregated(json)).try_init()
+            builder.json().event_format(Aggregated(json)).finish().with(BoardLines).try_init()
         }
     };
 }

@@ -66,6 +66,7 @@ const ASSETS: &[Asset] = &[
     asset!("/console-alerts.js", "console-alerts.js", JS),
     asset!("/console-views.css", "console-views.css", CSS),
     asset!("/console-assign.js", "console-assign.js", JS),
+    asset!("/console-hall-ops.js", "console-hall-ops.js", JS),
     asset!("/console-bridges.js", "console-bridges.js", JS),
     asset!("/console-round.js", "console-round.js", JS),
     asset!("/mqtt.min.js", "mqtt.min.js", JS),

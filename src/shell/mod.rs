@@ -27,7 +27,8 @@
 //! - [`http`]: the display pages, served from the binary, with
 //!   `flags` (the FIDE federations' flags).
 //! - [`console`]: the operator console's log-in, sessions and commands
-//!   signed on the server (`/api/`).
+//!   signed on the server (`/api/`); [`board_files`]: each board's capture
+//!   file and latest log lines, which its hall offers.
 //! - [`speech`]: a board's announcements spoken by a configured command.
 //! - [`analysis`]: the engine pool: UCI engines analysing the boards'
 //!   positions for the public tree.
@@ -38,6 +39,7 @@
 
 pub mod analysis;
 pub mod ble;
+pub mod board_files;
 pub mod clock;
 pub mod console;
 pub mod driver;

@@ -88,6 +88,7 @@ pub async fn run(
         rng: boardcast_sim::Rng::new(0x5eed),
         simulated: Simulated::default(),
         settings,
+        lit_leds: 0,
     };
     // The board as the capture begins.
     while let Some(record) = sim.records.next_if(|r| r.t == Timestamp::ZERO) {
@@ -144,6 +145,9 @@ struct Simulation {
     rng: boardcast_sim::Rng,
     simulated: Simulated,
     settings: SimulateSettings,
+    /// How many of the board's LEDs the host has lit (said on standard
+    /// error when it changes: what a person beside the board would see).
+    lit_leds: usize,
 }
 
 impl Simulation {
@@ -182,6 +186,12 @@ impl Simulation {
     /// The host wrote to the board.
     fn handle_host_bytes(&mut self, bytes: &[u8]) {
         self.board.handle_host_bytes(bytes);
+        if let Some(lit) = self.board.lit_leds()
+            && lit != self.lit_leds
+        {
+            self.lit_leds = lit;
+            eprintln!("boardcast: the host lit {lit} LED(s)");
+        }
         if self.clock.is_none() && self.board.sends_updates() {
             self.start_clock();
         }

@@ -40,7 +40,7 @@ pub(crate) const MAX_MOVES: usize = 600;
 pub enum CommandError {
     /// Not a command: unknown, or a field missing or unknown (serde's words).
     #[error(
-        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text, assign_board; docs/operator.md)"
+        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text, identify, assign_board, unassign_board; docs/operator.md)"
     )]
     Unreadable(String),
     /// A text longer than the bounds of docs/operator.md.
@@ -85,6 +85,12 @@ pub enum CommandError {
     /// `assign_board` sent to a board's game: it is the bridge's.
     #[error("assign_board is for the bridge, not a board's game")]
     ForTheBridge,
+    /// `identify` on a board that can show itself neither with LEDs nor on
+    /// a DGT 3000 clock (or whose clock may not show text now).
+    #[error(
+        "this board cannot show itself: it has no LEDs the daemon drives (Millennium and Certabo boards have), and no DGT 3000 clock showing text now (clock_display off, another clock, a player with a minute or less, or text shown a moment ago; docs/boards.md)"
+    )]
+    CannotIdentify,
     /// `next_round` with an empty round.
     #[error("the round is empty")]
     EmptyRound,
@@ -229,7 +235,29 @@ pub enum Command {
     /// console of another bridge of the hall assigns a board this way. The
     /// bridge answers it; no board's session ever sees it.
     AssignBoard(Box<Assignment>),
+    /// The board shows itself for a moment, to be found in the hall: a
+    /// board with LEDs lights them all for [`IDENTIFY_LIGHTS`], a DGT board
+    /// with a DGT 3000 clock shows `text` (its label) there. Nothing about
+    /// the game changes.
+    Identify {
+        /// What a DGT 3000 shows (at most eight characters; default
+        /// `"HERE"`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// The bridge stops reading a board assigned in the console (its
+    /// state file's), named as the request's `board`: the board is
+    /// plugged in but not assigned again, its games and captures are
+    /// kept. The bridge answers it; no board's session ever sees it.
+    UnassignBoard {
+        /// The console account that un-assigns it (for the log).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
 }
+
+/// How long `identify` lights a board's LEDs.
+pub const IDENTIFY_LIGHTS: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What `assign_board` asks for (boxed: the other commands are small).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,6 +315,8 @@ impl Command {
             Self::AcknowledgeAlert { .. } => "acknowledge_alert",
             Self::ClockText { .. } => "clock_text",
             Self::AssignBoard(_) => "assign_board",
+            Self::Identify { .. } => "identify",
+            Self::UnassignBoard { .. } => "unassign_board",
         }
     }
 
@@ -363,6 +393,8 @@ impl Command {
                 }
                 Ok(())
             }
+            Self::Identify { text: message } => text("the clock text", message.as_deref().unwrap_or_default(), 8),
+            Self::UnassignBoard { by } => text("the account", by.as_deref().unwrap_or_default(), MAX_ASSIGN_TEXT_CHARS),
             Self::NewGame | Self::TakeBack | Self::Flip | Self::AcknowledgeAlert { .. } => Ok(()),
         }
     }
@@ -463,6 +495,11 @@ mod tests {
         let assign = Command::from_json(assign).unwrap();
         assert_eq!(assign.to_string(), "assign_board millennium at /dev/ttyACM3 as 7");
         assert_eq!(Command::from_json(assign.to_json()).unwrap(), assign, "an assignment goes through JSON unchanged");
+        let identify = Command::from_json(json!({"command": "identify", "text": "7"})).unwrap();
+        assert_eq!(identify, Command::Identify { text: Some("7".into()) });
+        assert_eq!(Command::from_json(json!({"command": "identify"})).unwrap(), Command::Identify { text: None });
+        let unassign = Command::from_json(json!({"command": "unassign_board", "by": "op"})).unwrap();
+        assert_eq!(unassign.name(), "unassign_board");
         let error = Command::from_json(json!({"command": "next_round"})).unwrap_err().to_string();
         assert!(error.contains("missing field `round`"), "{error}");
     }

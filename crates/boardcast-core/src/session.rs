@@ -121,6 +121,8 @@ pub struct BoardSession {
     link: Option<Box<dyn BoardLink>>,
     lights: LightsMode,
     clock_display: ClockDisplayMode,
+    /// Until when every LED is lit (`identify`).
+    identify_until: Option<Timestamp>,
     /// The last move offered to the clock's display: its index in the game
     /// and when it was made (a new game starts again at index 0).
     clock_shown: Option<(usize, Timestamp)>,
@@ -167,6 +169,7 @@ impl BoardSession {
             link: None,
             lights: LightsMode::default(),
             clock_display: ClockDisplayMode::default(),
+            identify_until: None,
             clock_shown: None,
             pair: None,
             outage: None,
@@ -295,6 +298,12 @@ impl BoardSession {
     fn update_lights(&mut self) {
         let Some(leds) = self.link.as_mut().and_then(|link| link.leds_mut()) else { return };
         let mut lights = Lights::default();
+        if self.identify_until.is_some() {
+            // `identify`: every square lit, whatever the game shows.
+            lights.steady = shakmaty::Bitboard::FULL;
+            leds.show(&lights);
+            return;
+        }
         if self.lights != LightsMode::Off
             && let Some(BoardStatus::OutOfSync { squares }) = self.reconstructor.board_status()
         {
@@ -394,6 +403,9 @@ impl BoardSession {
         now: Timestamp,
         command: &crate::operator::Command,
     ) -> Result<String, crate::operator::CommandError> {
+        if let crate::operator::Command::Identify { text } = command {
+            return self.identify(now, text.as_deref());
+        }
         if let crate::operator::Command::ClockText { text } = command {
             return if self.show_on_clock(now, text) {
                 Ok(format!("{text:?} shown on the clock for a moment"))
@@ -406,6 +418,23 @@ impl BoardSession {
         self.update_clock_text(now);
         self.follow_pair(now);
         answer
+    }
+
+    /// `identify`: a board with LEDs lights them all for a moment; a DGT
+    /// 3000 clock shows `text` (the console sends the board's label).
+    fn identify(&mut self, now: Timestamp, text: Option<&str>) -> Result<String, crate::operator::CommandError> {
+        let has_leds = self.link.as_mut().is_some_and(|link| link.leds_mut().is_some());
+        if has_leds {
+            self.identify_until = Some(now + crate::operator::IDENTIFY_LIGHTS);
+            self.update_lights();
+            return Ok(format!("every LED of the board lit for {} s", crate::operator::IDENTIFY_LIGHTS.as_secs()));
+        }
+        let text = text.filter(|t| !t.trim().is_empty()).unwrap_or("HERE");
+        if self.show_on_clock(now, text) {
+            Ok(format!("{text:?} shown on the board's DGT 3000 clock for a moment"))
+        } else {
+            Err(crate::operator::CommandError::CannotIdentify)
+        }
     }
 
     /// A decoded sensor event.
@@ -443,6 +472,10 @@ impl BoardSession {
     /// Acts on deadlines that have come.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         self.reconstructor.handle_timeout(now);
+        if self.identify_until.is_some_and(|until| until <= now) {
+            // The game's lights again.
+            self.identify_until = None;
+        }
         self.update_lights();
         self.update_clock_text(now);
         self.pass_board_request(now);
@@ -480,7 +513,7 @@ impl BoardSession {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let link = self.link.as_ref().and_then(|link| link.poll_timeout());
         let pair = self.pair.as_ref().and_then(Pair::poll_timeout);
-        [self.reconstructor.poll_timeout(), link, pair].into_iter().flatten().min()
+        [self.reconstructor.poll_timeout(), link, pair, self.identify_until].into_iter().flatten().min()
     }
 
     /// The next output: notices first, then game events.

@@ -3,14 +3,50 @@
 //! board the daemon has (a clash is refused with the reason), written to
 //! the state file (so that the next start has it too), and its session
 //! starts at once under the same supervision as a configured board's.
+//!
+//! Un-assigning (the console's `POST /api/unassign`, `unassign_board`)
+//! undoes it for a board of the state file: the file is written without
+//! it first (a file that cannot be written changes nothing), then the
+//! board's session stops as at a shutdown (its games go to the PGN files,
+//! its capture is closed: nothing recorded is lost), its retained status
+//! and its LiveChess e-board go, and the search offers it again. Each
+//! assigned board runs under a stop of its own for this ([`Running`]).
 
-use tokio::sync::mpsc;
-use tokio_util::task::TaskTracker;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use tokio::{sync::mpsc, task::JoinHandle};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
-use boardcast::{config::Board, shell::console::assign::AssignRequest};
+use boardcast::{
+    config::{Board, FindBoard},
+    shell::console::assign::{AssignRequest, HallChange},
+};
+use boardcast_core::publish::{Item, Publication, Qos};
 
 use super::{Shared, discover::Offered, plan::Hall, supervised};
+
+/// The boards assigned in the console that run now, by name: the stop of
+/// each (a child of the daemon's shutdown) and its task.
+pub(super) type Running = Arc<Mutex<HashMap<String, (CancellationToken, JoinHandle<()>)>>>;
+
+/// How long an un-assigned board's session has to stop and write its
+/// games.
+const STOP_WAIT: Duration = Duration::from_secs(20);
+
+/// Starts an assigned board under supervision, with a stop of its own.
+pub(super) fn spawn(board: Board, shared: &Shared, tasks: &TaskTracker, running: &Running) {
+    let stop = shared.shutdown.child_token();
+    let own = Shared { shutdown: stop.clone(), ..shared.clone() };
+    let name = board.name.clone();
+    let span = tracing::info_span!(parent: None, "board", board = %name);
+    let task = tasks.spawn(supervised(board, own).instrument(span));
+    running.lock().expect("not poisoned").insert(name, (stop, task));
+}
 
 /// What the assigner keeps.
 pub(super) struct Assigner {
@@ -25,6 +61,8 @@ pub(super) struct Assigner {
     /// Where the search learns of a board assigned, whose port and serial
     /// number it then no longer offers.
     pub(super) known: tokio::sync::watch::Sender<Vec<Board>>,
+    /// The assigned boards running now.
+    pub(super) running: Running,
 }
 
 /// Hands assignments to the daemon until shutdown.
@@ -34,7 +72,7 @@ pub(super) async fn run(
     shared: Shared,
     tasks: TaskTracker,
 ) {
-    let Assigner { mut hall, mut boards, offered, known } = assigner;
+    let Assigner { mut hall, mut boards, offered, known, running } = assigner;
     loop {
         let request = tokio::select! {
             () = shared.shutdown.cancelled() => return,
@@ -43,7 +81,20 @@ pub(super) async fn run(
                 None => return,
             },
         };
-        let AssignRequest { mut board, by, reply } = request;
+        let AssignRequest { change, by, reply } = request;
+        let mut board = match change {
+            HallChange::Assign(board) => board,
+            HallChange::Unassign(name) => {
+                let answer = unassign(&mut hall, &mut boards, &name, &running, &shared).await;
+                if answer.is_ok() {
+                    // Its port and serial number are offered again.
+                    known.send_replace(boards.clone());
+                    tracing::info!("board {name} un-assigned by {by}");
+                }
+                let _ = reply.send(answer);
+                continue;
+            }
+        };
         let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
         board.assigned = Some(format!("{now} by {by}"));
         let offered_now = is_offered(&offered.borrow(), &board);
@@ -63,10 +114,10 @@ pub(super) async fn run(
                 hall.state_file.display()
             );
             tracing::info!("{said} (assigned by {by} in the console)");
+
             // Its port and serial number are no longer offered.
             known.send_replace(boards.clone());
-            let span = tracing::info_span!(parent: None, "board", board = %started.name);
-            tasks.spawn(supervised(started, shared.clone()).instrument(span));
+            spawn(started, &shared, &tasks, &running);
             said
         });
         let _ = reply.send(answer);
@@ -136,4 +187,91 @@ async fn assign(
     hall.assigned.push(checked.name.clone());
     boards.push(checked.clone());
     Ok(checked)
+}
+
+/// Stops reading `name`, a board of the state file: the file without it,
+/// its session stopped (its games written), its status and e-board gone.
+async fn unassign(
+    hall: &mut Hall,
+    boards: &mut Vec<Board>,
+    name: &str,
+    running: &Running,
+    shared: &Shared,
+) -> Result<String, String> {
+    if !hall.assigned.iter().any(|n| n == name) {
+        if boards.iter().any(|b| b.name == name) {
+            return Err(format!(
+                "board {name} is in the configuration file, not assigned in the console: to stop reading it, remove its [[boards]] table and restart the daemon"
+            ));
+        }
+        return Err(format!(
+            "no board called {name:?} is assigned here (assigned in the console: {})",
+            if hall.assigned.is_empty() { "none".to_owned() } else { hall.assigned.join(", ") }
+        ));
+    }
+    let mut state = hall.state.clone();
+    state.boards.retain(|b| b.name != name);
+    let path = hall.state_file.clone();
+    let written = {
+        let state = state.clone();
+        tokio::task::spawn_blocking(move || state.write(&path)).await
+    };
+    match written {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(format!(
+                "the state file {} cannot be written ({e}): board {name} is still assigned and read; give the daemon's user access to its folder",
+                hall.state_file.display()
+            ));
+        }
+        Err(e) => return Err(format!("writing the state file failed: {e}")),
+    }
+    hall.state = state;
+    hall.assigned.retain(|n| n != name);
+    let Some(index) = boards.iter().position(|b| b.name == name) else {
+        return Err(format!("board {name} was not running"));
+    };
+    let board = boards.remove(index);
+    // As at a shutdown: the port closes, the driver hands back the games,
+    // which go to the PGN files; the capture is closed.
+    let stopping = running.lock().expect("not poisoned").remove(name);
+    let stopped = match stopping {
+        Some((stop, task)) => {
+            stop.cancel();
+            tokio::time::timeout(STOP_WAIT, task).await.is_ok()
+        }
+        None => true,
+    };
+    // Its retained status goes (under its name, and its serial number once
+    // told), so that every console's hall drops its row; after the board's
+    // last status, which went out as it stopped.
+    if let Some(feed) = &shared.feed {
+        let mut keys = vec![board.name.clone()];
+        if let FindBoard::Serial(serial) = &board.find {
+            keys.push(serial.clone());
+        }
+        for key in keys {
+            let publication = Publication {
+                topic: feed.settings.topics.board_status(&key),
+                payload: None,
+                retain: true,
+                qos: Qos::AtLeastOnce,
+                public: false,
+            };
+            let _ = feed.items.send(Item::BoardStatus { board: board.name.clone(), publication, sync_ts_ms: 0 });
+        }
+    }
+    if let Some(snapshots) = &shared.livechess {
+        let _ = snapshots.send(boardcast_core::livechess::board::Snapshot::removed(super::livechess::identity(&board)));
+    }
+    let found = match &board.find {
+        FindBoard::Port(path) => format!("at {}", path.display()),
+        FindBoard::Serial(serial) => format!("serial {serial}"),
+    };
+    Ok(format!(
+        "board {name} ({} {found}) un-assigned: no longer read, removed from {}; its games and captures are kept; it is offered again as not assigned{}",
+        board.protocol.name(),
+        hall.state_file.display(),
+        if stopped { "" } else { " (its session is still stopping)" }
+    ))
 }

@@ -303,6 +303,7 @@ async fn begin(board: &Board, shared: &Shared) -> Begun {
                     found.path.display(),
                     found.resumed.records
                 );
+                boardcast::shell::board_files::set_capture(&board.name, &found.path);
                 let (recorder, recorder_task) = spawn_recorder(found.path.clone(), writer);
                 let mut session = found.resumed.session;
                 session.set_lights(board.leds);
@@ -435,6 +436,7 @@ async fn start_recording(
     match record::create(dir, &file, header).await {
         Ok((path, writer)) => {
             info!("recording to {}", path.display());
+            boardcast::shell::board_files::set_capture(&board.name, &path);
             let (tx, task) = spawn_recorder(path.clone(), writer);
             Some((tx, task, path))
         }

@@ -123,7 +123,7 @@ fn hall(
     boards: &[Board],
     console: Option<&Console>,
     feed: Option<&feed::FeedStarted>,
-    assignments: (assign_console::Assigner, mpsc::UnboundedReceiver<assign_console::AssignRequest>),
+    assignments: (assign_console::Assigner, mpsc::UnboundedReceiver<assign_console::AssignRequest>, &assign::Running),
     shared: &Shared,
     tasks: &TaskTracker,
 ) {
@@ -145,12 +145,17 @@ fn hall(
     // Assignments come from this daemon's console, and from a console of
     // another bridge of the hall as signed commands (`bridged.rs`).
     if console.is_some() || feed.is_some() {
-        let (assigner, requests) = assignments;
+        let (assigner, requests, running) = assignments;
         if let Some(console) = console {
             console.set_assigner(assigner);
         }
-        let run =
-            assign::Assigner { hall: hall.clone(), boards: boards.to_vec(), offered: offered_rx, known: known_tx };
+        let run = assign::Assigner {
+            hall: hall.clone(),
+            boards: boards.to_vec(),
+            offered: offered_rx,
+            known: known_tx,
+            running: running.clone(),
+        };
         let run = assign::run(run, requests, shared.clone(), tasks.clone());
         tasks.spawn(run.instrument(tracing::info_span!("hall", hall = "hall")));
     }
@@ -315,8 +320,16 @@ pub(crate) async fn serve(
     });
     drop(requests_tx);
     let tasks = TaskTracker::new();
-    hall(&plan.hall, &plan.boards, console.as_deref(), started.as_ref(), (assigner, assignments), &shared, &tasks);
+    // The boards assigned in the console can be un-assigned: each has a
+    // stop of its own.
+    let running = assign::Running::default();
+    let assignments = (assigner, assignments, &running);
+    hall(&plan.hall, &plan.boards, console.as_deref(), started.as_ref(), assignments, &shared, &tasks);
     for board in plan.boards {
+        if plan.hall.assigned.contains(&board.name) {
+            assign::spawn(board, &shared, &tasks, &running);
+            continue;
+        }
         let span = tracing::info_span!("board", board = %board.name);
         tasks.spawn(supervised(board, shared.clone()).instrument(span));
     }

@@ -2,8 +2,8 @@
 //! listener let through goes to its board's session as an input (recorded
 //! in the board's capture like any other), and the session's answer goes
 //! back on the bridge's `replies` topic; so do the listener's refusals,
-//! which are also logged. An `assign_board` (from a console of the hall)
-//! goes to the bridge's assigner instead.
+//! which are also logged. An `assign_board` or `unassign_board` (from a
+//! console of the hall, or `ctl`) goes to the bridge's assigner instead.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -51,6 +51,8 @@ pub(super) async fn route(
                     || matches!(&command, Command::NextRound { pairings, .. } if !pairings.is_empty());
                 let answer = if matches!(command, Command::AssignBoard(_)) {
                     super::bridged::assign(&assigner, &board, &command).await
+                } else if matches!(command, Command::UnassignBoard { .. }) {
+                    super::bridged::unassign(&assigner, &board, &command).await
                 } else if to_boards && matches!(command, Command::NextRound { .. }) {
                     next_round(&boards, &board, command).await
                 } else if board == EVERY_BOARD {

@@ -90,9 +90,13 @@ impl Plan {
         })?;
         let assigned = state.boards.iter().map(|b| b.name.clone()).collect();
         let unplaced = config.apply_pairings(&mut boards).map_err(in_sources)?;
-        if boards.is_empty() {
+        // A hall PC may start with no board at all when it looks for boards
+        // and has a feed to offer them on: the operator assigns every board
+        // in the console.
+        let discovers = config.hall.probe_interval_s > 0 && config.mqtt.enabled;
+        if boards.is_empty() && !discovers {
             bail!(
-                "no boards configured (read from {sources}) or assigned (in {}): add a [[boards]] table with name, protocol and port or serial; `boardcast config default` shows one",
+                "no boards configured (read from {sources}) or assigned (in {}): add a [[boards]] table with name, protocol and port or serial (`boardcast config default` shows one), or let the daemon look for boards to assign in the console (hall.probe_interval_s > 0, with mqtt.enabled)",
                 state_file.display()
             );
         }
@@ -355,6 +359,9 @@ impl Plan {
     fn describe_hall(&self) -> String {
         let file = std::path::absolute(&self.hall.state_file).unwrap_or_else(|_| self.hall.state_file.clone());
         let added = match self.hall.assigned.as_slice() {
+            [] if self.boards.is_empty() => {
+                "no board configured or assigned yet: every board is assigned in the console's hall".to_owned()
+            }
             [] => "no board assigned yet".to_owned(),
             names => format!("adds board(s) {}", names.join(", ")),
         };

@@ -4,7 +4,8 @@
 //! `GET /api/legal?fen=…` (a position's legal moves, [`super::legal`]),
 //! `POST /api/command` (a command request of docs/operator.md without
 //! `id`, `ts_ms` and the MAC, with an optional `bridge`), `POST
-//! /api/assign` (`assign.rs`), and the
+//! /api/assign` (`assign.rs`), `POST /api/unassign` and `GET
+//! /api/board/capture`, `/api/board/log` (`hall.rs`), and the
 //! tournament panel's `GET /api/tournament` and `POST /api/pairings`
 //! (`round.rs`). Every POST must
 //! carry the page's own `Origin` (a page of another site cannot make a
@@ -53,13 +54,16 @@ where
     match (method, path.as_str()) {
         (Method::GET, "/api/session") => session(&request, console),
         (Method::GET, "/api/legal") => legal(&request, console),
+        (Method::GET, "/api/board/capture") => super::hall::capture(&request, console).await,
+        (Method::GET, "/api/board/log") => super::hall::log(&request, console),
         (Method::GET, "/api/tournament") => match logged_in(&request, console) {
             Some(_) => answer(StatusCode::OK, &round::tournament(&console.round)),
             None => not_logged_in(),
         },
         (
             Method::POST,
-            "/api/login" | "/api/login-link" | "/api/logout" | "/api/command" | "/api/assign" | "/api/pairings",
+            "/api/login" | "/api/login-link" | "/api/logout" | "/api/command" | "/api/assign" | "/api/unassign"
+            | "/api/pairings",
         ) => {
             if !same_origin(&request) {
                 return text(
@@ -72,6 +76,7 @@ where
                 "/api/login-link" => login_link(request, peer, console).await,
                 "/api/logout" => logout(&request, console),
                 "/api/assign" => super::assign::assign(request, console).await,
+                "/api/unassign" => super::hall::unassign(request, console).await,
                 "/api/pairings" => pairings(request, console).await,
                 _ => command(request, peer, console).await,
             }
@@ -79,14 +84,15 @@ where
         (
             _,
             "/api/session" | "/api/legal" | "/api/tournament" | "/api/login" | "/api/login-link" | "/api/logout"
-            | "/api/command" | "/api/assign" | "/api/pairings",
+            | "/api/command" | "/api/assign" | "/api/unassign" | "/api/pairings" | "/api/board/capture"
+            | "/api/board/log",
         ) => text(
             StatusCode::METHOD_NOT_ALLOWED,
-            "GET /api/session, /api/legal, /api/tournament; POST /api/login, /api/login-link, /api/logout, /api/command, /api/assign, /api/pairings",
+            "GET /api/session, /api/legal, /api/tournament, /api/board/capture, /api/board/log; POST /api/login, /api/login-link, /api/logout, /api/command, /api/assign, /api/unassign, /api/pairings",
         ),
         _ => text(
             StatusCode::NOT_FOUND,
-            "no such API: /api/login, /api/login-link, /api/logout, /api/session, /api/legal, /api/tournament, /api/command, /api/assign, /api/pairings (docs/operator.md)",
+            "no such API: /api/login, /api/login-link, /api/logout, /api/session, /api/legal, /api/tournament, /api/command, /api/assign, /api/unassign, /api/pairings, /api/board/capture, /api/board/log (docs/operator.md)",
         ),
     }
 }

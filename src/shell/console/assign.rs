@@ -21,11 +21,23 @@ use crate::{accounts::Role, config::AssignedBoard};
 /// The largest assignment body read.
 const MAX_ASSIGN_BYTES: usize = 4 * 1024;
 
-/// An assignment asked for, and where the daemon's answer goes.
+/// What changes in the hall.
+#[derive(Debug)]
+pub enum HallChange {
+    /// A board found is read from now on: the board as the state file
+    /// will hold it.
+    Assign(AssignedBoard),
+    /// A board assigned before (its name) is no longer read; its games and
+    /// captures are kept, and it is offered again.
+    Unassign(String),
+}
+
+/// An assignment (or its undoing) asked for, and where the daemon's answer
+/// goes.
 #[derive(Debug)]
 pub struct AssignRequest {
-    /// The board as the state file will hold it.
-    pub board: AssignedBoard,
+    /// What is asked.
+    pub change: HallChange,
     /// Who asked (the account), for the log and the state file.
     pub by: String,
     /// `Ok`: what was done; `Err`: why it was refused.
@@ -119,7 +131,8 @@ where
     };
     let name = board.name.clone();
     let (reply, answered) = oneshot::channel();
-    if assigner.send(AssignRequest { board, by: who.account.clone(), reply }).is_err() {
+    let change = HallChange::Assign(board);
+    if assigner.send(AssignRequest { change, by: who.account.clone(), reply }).is_err() {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into());
     }
     match answered.await {

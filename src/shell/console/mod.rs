@@ -5,7 +5,8 @@
 //! browser, and sent to a bridge as `boardcast ctl` sends them
 //! ([`api`], through `shell::mqtt::ask`); the legal moves its board
 //! offers come from the core ([`legal`]); an operator assigns a board
-//! not configured ([`assign`]), also one of another bridge of the hall,
+//! not configured ([`assign`]) and un-assigns it, downloads a board's
+//! capture and reads its log lines ([`hall`]), also one of another bridge of the hall,
 //! where every change for another bridge's board goes ([`bridges`]); the tournament panel previews pairings
 //! ([`round`]). `operator` accounts change
 //! games; `live` accounts acknowledge alerts and change games only when
@@ -17,6 +18,7 @@
 pub mod api;
 pub mod assign;
 pub mod bridges;
+pub mod hall;
 pub mod legal;
 pub mod link;
 pub mod round;

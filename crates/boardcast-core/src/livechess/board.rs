@@ -76,6 +76,27 @@ pub struct Snapshot {
     pub(crate) matches: bool,
     /// The game on the board (or the last one, until the next starts).
     pub game: Option<GameView>,
+    /// The board is no longer read here (un-assigned in the console): the
+    /// hall forgets it.
+    pub(crate) removed: bool,
+}
+
+impl Snapshot {
+    /// Says that the board `identity` names is no longer read here: sent
+    /// after its last snapshot, so that the hall forgets it for good.
+    pub fn removed(identity: Identity) -> Self {
+        Self {
+            identity,
+            active: false,
+            battery: None,
+            board: String::new(),
+            flipped: false,
+            clock: None,
+            matches: false,
+            game: None,
+            removed: true,
+        }
+    }
 }
 
 /// Follows one board's outputs.
@@ -160,6 +181,7 @@ impl BoardWatch {
             clock,
             matches,
             game,
+            removed: false,
         }
     }
 }

@@ -72,6 +72,14 @@ impl Hall {
     /// A board's state changed.
     pub fn update(&mut self, snapshot: Snapshot) {
         let name = snapshot.identity.name.clone();
+        if snapshot.removed {
+            // Its games stay (they were played); the e-board goes.
+            self.boards.retain(|b| b.identity.name != name);
+            for kept in self.games.values_mut().filter(|kept| kept.board == name) {
+                kept.current = false;
+            }
+            return;
+        }
         if let Some(game) = &snapshot.game {
             let key = (game.event.clone(), game.round.clone(), snapshot.identity.label.clone());
             for (k, kept) in &mut self.games {

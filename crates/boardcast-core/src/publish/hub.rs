@@ -229,6 +229,14 @@ impl Hub {
     /// A board's status from its feed, at `now`: what is not the game's
     /// goes out at once, a change of `sync` after the delay.
     fn board_status(&mut self, now: Timestamp, board: String, publication: Publication, sync_ts_ms: i64) {
+        if publication.payload.is_none() {
+            // The board is no longer read here (un-assigned): its retained
+            // status goes, and no change of `sync` still held back may
+            // bring it back.
+            self.statuses.remove(&board);
+            self.out.push_back(publication);
+            return;
+        }
         let sync = publication.payload.as_ref().and_then(|p| p.get("sync")).cloned();
         let delay = self.delay;
         let delay_ms = self.delay_ms() as i64;

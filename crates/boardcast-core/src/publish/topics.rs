@@ -135,7 +135,7 @@ impl Topics {
     }
 
     /// `<root>/v1/bridges/<bridge-id>/boards/<serial>/status`.
-    pub(crate) fn board_status(&self, serial: &str) -> String {
+    pub fn board_status(&self, serial: &str) -> String {
         format!("{}/v1/bridges/{}/boards/{}/status", self.root, self.bridge, level(serial))
     }
 

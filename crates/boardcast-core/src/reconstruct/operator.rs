@@ -69,8 +69,11 @@ impl Reconstructor {
             // The clock is the link's, not the game's: a live session
             // shows the text before the command gets here.
             Command::ClockText { .. } => Err(CommandError::ClockTextRefused),
+            // The board's lights and clock are the link's: a live session
+            // shows itself before the command gets here.
+            Command::Identify { .. } => Err(CommandError::CannotIdentify),
             // The bridge's router answers it before any board would.
-            Command::AssignBoard(_) => Err(CommandError::ForTheBridge),
+            Command::AssignBoard(_) | Command::UnassignBoard { .. } => Err(CommandError::ForTheBridge),
         }
     }
 

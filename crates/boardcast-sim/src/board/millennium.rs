@@ -167,6 +167,10 @@ impl MillenniumSim {
 }
 
 impl SimulatedBoard for MillenniumSim {
+    fn lit_leds(&self) -> Option<usize> {
+        Some(self.leds.codes.iter().filter(|&&code| code != 0).count())
+    }
+
     /// Whether the host has spoken to the board (it then reports by the
     /// rules of register 2).
     fn sends_updates(&self) -> bool {

@@ -58,6 +58,11 @@ pub trait SimulatedBoard: std::fmt::Debug + Send {
 
     /// The cable was pulled: the board powers down.
     fn handle_unplugged(&mut self);
+
+    /// How many of its LEDs are lit, for a board whose LEDs it follows.
+    fn lit_leds(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Makes a simulated board with this serial number, White's clock on this

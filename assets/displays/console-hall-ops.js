@@ -1,0 +1,110 @@
+// boardcast display pages: a hall row's actions beyond Identify and Flip
+// (docs/operator.md, "The hall view"): Un-assign a board assigned in the
+// console (POST /api/unassign, operator accounts only, after a
+// confirmation: the bridge that reads it stops, keeps its games, and
+// offers it again as not assigned; every console's row goes when the
+// bridge clears the board's retained status), and, for a board this
+// daemon reads, its capture file (a download) and its latest log lines
+// (GET /api/board/capture, /api/board/log). console.js calls `actions` for
+// each row it draws. GPL-3.0-or-later.
+'use strict';
+window.ConsoleHallOps = (() => {
+  const $ = (id) => document.getElementById(id);
+  let ctx = null; // {who, bridge, post}
+  let shown = null; // the board whose log lines are shown
+
+  // An answer under Answers, as console.js shows a command's.
+  function reply(board, what, status, reason) {
+    const li = document.createElement('li');
+    li.dataset.status = status;
+    li.classList.toggle('refused', status !== 'done');
+    const said = { done: '', refused: 'refused: ', no_answer: 'no answer: ' }[status] ?? '';
+    li.textContent = `${board}: ${what}: ${said}${reason || status}`;
+    $('replies').prepend(li);
+  }
+
+  async function unassign(s, from) {
+    const label = s.label || s.board;
+    if (!confirm(`Un-assign board ${label} (${s.board})? It is no longer read; its games and captures are kept, and it is offered again as not assigned.`)) return;
+    let answer;
+    try {
+      const response = await ctx.post('/api/unassign', { board: s.board, bridge: from });
+      if (response.status === 401) {
+        sessionStorage.removeItem('boardcast-login');
+        location.reload();
+        return;
+      }
+      const type = response.headers.get('Content-Type') || '';
+      answer = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
+    } catch {
+      answer = { status: 'no_answer', reason: 'the daemon cannot be reached' };
+    }
+    reply(s.board, 'unassign', answer.status, answer.reason);
+  }
+
+  // The board's latest log lines, under the hall.
+  async function log(board) {
+    const panel = $('board-log');
+    shown = board;
+    panel.hidden = false;
+    panel.dataset.board = board;
+    panel.querySelector('.title').textContent = `Log of ${board}`;
+    const pre = panel.querySelector('pre');
+    pre.textContent = 'reading…';
+    try {
+      const response = await fetch(`/api/board/log?board=${encodeURIComponent(board)}`, { credentials: 'same-origin', cache: 'no-store' });
+      const answer = await response.json();
+      if (shown !== board) return;
+      pre.textContent = response.ok
+        ? (answer.lines.length ? answer.lines.join('\n') : 'no line about this board since the daemon started')
+        : (answer.error || response.statusText);
+      panel.dataset.lines = response.ok ? answer.lines.length : '';
+    } catch {
+      pre.textContent = 'the daemon cannot be reached';
+    }
+  }
+
+  return {
+    // After the log-in.
+    start(session, bridge, post) {
+      ctx = { who: session, bridge, post };
+      const panel = $('board-log');
+      panel.querySelector('.close').addEventListener('click', () => { panel.hidden = true; shown = null; });
+      panel.querySelector('.again').addEventListener('click', () => { if (shown) log(shown); });
+    },
+    // The actions of a hall row for the board of status `s`, read by
+    // bridge `from` (gone: its bridge is offline).
+    actions(actionsTd, s, from, gone) {
+      if (!ctx) return;
+      const operator = ctx.who.role === 'operator';
+      const un = document.createElement('button');
+      un.type = 'button';
+      un.className = 'unassign';
+      un.textContent = 'Un-assign';
+      un.disabled = !operator || !!gone;
+      un.title = operator
+        ? 'a board assigned in the console: stop reading it (its games are kept) and offer it again'
+        : `a ${ctx.who.role} account may not un-assign boards (an operator account may)`;
+      un.addEventListener('click', () => unassign(s, from));
+      actionsTd.appendChild(un);
+      // The capture and the lines are the daemon's own boards'.
+      if (from !== ctx.bridge) return;
+      const files = document.createElement('span');
+      files.className = 'files';
+      const capture = document.createElement('a');
+      capture.className = 'capture';
+      capture.href = `/api/board/capture?board=${encodeURIComponent(s.board)}`;
+      capture.download = '';
+      capture.textContent = 'Capture';
+      capture.title = 'download the capture being written (every byte the board sent, every command)';
+      const lines = document.createElement('button');
+      lines.type = 'button';
+      lines.className = 'log';
+      lines.textContent = 'Log';
+      lines.title = 'the daemon\'s latest log lines about this board';
+      lines.addEventListener('click', () => log(s.board));
+      files.append(capture, ' ', lines);
+      actionsTd.appendChild(files);
+    },
+  };
+})();

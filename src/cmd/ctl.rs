@@ -162,30 +162,34 @@ enum Action {
     },
     /// Assigns a board the daemon found plugged in but not configured (the
     /// console's Assign), named as the board given before the command.
-    AssignBoard {
-        /// Its family: dgt, millennium, certabo, …
-        #[arg(long)]
-        family: String,
-        /// The device it was found on (for a board without a serial number).
-        #[arg(long, value_name = "DEVICE", required_unless_present = "serial")]
-        port: Option<String>,
-        /// Its serial number (a DGT board's): found by it wherever it is.
-        #[arg(long)]
-        serial: Option<String>,
-        /// Its number or label in the round, e.g. 7 (default: the name).
-        #[arg(long)]
-        label: Option<String>,
-        /// White.
-        #[arg(long)]
-        white: Option<String>,
-        /// Black.
-        #[arg(long)]
-        black: Option<String>,
-    },
+    AssignBoard(Box<AssignArgs>),
     /// Un-assigns a board assigned in the console: it is no longer read,
     /// its games and captures are kept, it is offered again as "not
     /// assigned" (a board of the configuration file is refused).
     Unassign,
+}
+
+/// `assign-board`'s arguments (boxed: the other commands are small).
+#[derive(Debug, clap::Args)]
+struct AssignArgs {
+    /// Its family: dgt, millennium, certabo, …
+    #[arg(long)]
+    family: String,
+    /// The device it was found on (for a board without a serial number).
+    #[arg(long, value_name = "DEVICE", required_unless_present = "serial")]
+    port: Option<String>,
+    /// Its serial number (a DGT board's): found by it wherever it is.
+    #[arg(long)]
+    serial: Option<String>,
+    /// Its number or label in the round, e.g. 7 (default: the name).
+    #[arg(long)]
+    label: Option<String>,
+    /// White.
+    #[arg(long)]
+    white: Option<String>,
+    /// Black.
+    #[arg(long)]
+    black: Option<String>,
 }
 
 impl Action {
@@ -216,7 +220,8 @@ impl Action {
             Self::Ack { game, seq } => Command::AcknowledgeAlert { game, seq },
             Self::ClockText { text } => Command::ClockText { text },
             Self::Identify { text } => Command::Identify { text },
-            Self::AssignBoard { family, port, serial, label, white, black } => {
+            Self::AssignBoard(args) => {
+                let AssignArgs { family, port, serial, label, white, black } = *args;
                 Command::AssignBoard(Box::new(boardcast_core::operator::Assignment {
                     family,
                     port,

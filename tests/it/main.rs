@@ -13,7 +13,8 @@
 //!   certificates reloaded on SIGHUP;
 //! - [`displays`]: the pages in headless Chromium; [`console_game`]: the
 //!   console's game and alert views; [`console_hall`]: boards
-//!   not configured, assigned in the console and kept over a restart; [`console_round`]: the
+//!   not configured, assigned in the console and kept over a restart; [`console_hall_ops`]: a
+//!   hall started with no board, Identify, a board's log and capture, Un-assign; [`console_round`]: the
 //!   tournament panel (pairings, rounds, players), [`console_round2`]: its
 //!   delivery (the lichess push's state); [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
@@ -40,6 +41,7 @@ mod console;
 mod console_bridges;
 mod console_game;
 mod console_hall;
+mod console_hall_ops;
 mod console_round;
 mod console_round2;
 mod displays;

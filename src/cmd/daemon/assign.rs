@@ -36,7 +36,7 @@ pub(super) type Running = Arc<Mutex<HashMap<String, (CancellationToken, JoinHand
 
 /// How long an un-assigned board's session has to stop and write its
 /// games.
-const STOP_WAIT: Duration = Duration::from_secs(20);
+const STOP_WAIT: Duration = Duration::from_secs(8);
 
 /// Starts an assigned board under supervision, with a stop of its own.
 pub(super) fn spawn(board: Board, shared: &Shared, tasks: &TaskTracker, running: &Running) {

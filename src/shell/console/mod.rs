@@ -160,7 +160,12 @@ impl Console {
     fn may(&self, role: Role, command: &str) -> bool {
         match role {
             Role::Operator => true,
-            Role::Live => command == "acknowledge_alert" || self.settings.live_may_change,
+            // Assigning boards is the operators' alone, whatever live
+            // accounts may do to games.
+            Role::Live => {
+                command == "acknowledge_alert"
+                    || (self.settings.live_may_change && !matches!(command, "assign_board" | "unassign_board"))
+            }
             Role::Public => false,
         }
     }
@@ -185,6 +190,7 @@ mod tests {
         assert!(!strict.may(Role::Live, "set_result") && !strict.may(Role::Live, "take_back"));
         let allowed = console(true);
         assert!(allowed.may(Role::Live, "set_result"));
+        assert!(!allowed.may(Role::Live, "unassign_board") && !allowed.may(Role::Live, "assign_board"));
         assert!(!allowed.may(Role::Public, "acknowledge_alert"));
     }
 }

@@ -624,6 +624,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cleared_board_status_goes_at_once_and_no_held_back_sync_brings_it_back() {
+        // An un-assigned board: its row must leave every console.
+        let mut hub = Hub::new(topics(), "boot", Duration::from_secs(10));
+        hub.handle_item(ms(0), board_status("connected", 0, "awaiting_start", 0));
+        hub.handle_item(ms(1_000), board_status("connected", 0, "in_sync", 1_000));
+        drain(&mut hub);
+        let Item::BoardStatus { board, mut publication, .. } = board_status("disconnected", 0, "in_sync", 0) else {
+            unreachable!()
+        };
+        publication.payload = None;
+        hub.handle_item(ms(2_000), Item::BoardStatus { board, publication, sync_ts_ms: 0 });
+        let out = drain(&mut hub);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].payload.as_ref(), out[0].retain), (None, true));
+        hub.handle_timeout(ms(20_000));
+        assert!(drain(&mut hub).is_empty(), "the sync held back is forgotten with the board");
+        assert_eq!(hub.poll_timeout(), None);
+    }
+
+    #[test]
     fn a_summary_changed_just_before_a_stop_still_goes_out() {
         let mut hub = Hub::new(topics(), "boot", Duration::ZERO);
         let round = BoardPath::new("e", "1", "1").round_path();

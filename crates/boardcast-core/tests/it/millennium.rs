@@ -210,6 +210,27 @@ fn a_live_session_starts_the_board_reads_moves_and_lights_them() {
     assert!(!silent);
 }
 
+#[test]
+fn identify_lights_every_led_for_five_seconds_then_the_games_lights_again() {
+    let mut bench = Bench::new();
+    bench.session.handle_connected(bench.now);
+    bench.run(500);
+    let identify = boardcast_core::operator::Command::Identify { text: Some("7".into()) };
+    let said = bench.session.handle_command(bench.now, &identify).unwrap();
+    assert_eq!(said, "every LED of the board lit for 5 s");
+    bench.run(300);
+    assert!(bench.board.leds().codes.iter().all(|&code| code == STEADY), "{:?}", bench.board.leds());
+    bench.run(4_500);
+    assert!(bench.board.leds().codes.iter().all(|&code| code == STEADY), "still within the 5 s");
+    bench.run(500);
+    assert!(bench.board.leds().codes.iter().all(|&code| code == 0), "no move yet: the game lights nothing");
+    // A DGT board without a DGT 3000 showing text has nothing to show.
+    let mut dgt =
+        BoardSession::live(Protocol::DGT, ReconstructorConfig::default(), GameSetup::default(), LinkConfig::default());
+    let refused = dgt.handle_command(bench.now, &identify).unwrap_err().to_string();
+    assert!(refused.starts_with("this board cannot show itself"), "{refused}");
+}
+
 // ---------------------------------------------------------------------------
 // 4. Decoder properties
 // ---------------------------------------------------------------------------

@@ -77,8 +77,11 @@ const Boardcast = (() => {
     client.on('message', (topic, payload, packet) => {
       // An analysis cleared (an empty retained message: the engine gave
       // up on the position) must take the evaluation off the page; so must
-      // a bridge's list of boards not assigned when the bridge stops.
-      if (payload.length === 0 && (topic.endsWith('/analysis') || topic.includes('/live/unassigned/'))) {
+      // a bridge's list of boards not assigned when the bridge stops, and a
+      // board's status when its bridge no longer reads it (un-assigned).
+      const cleared = topic.endsWith('/analysis') || topic.includes('/live/unassigned/')
+        || /\/bridges\/[^/]+\/boards\/[^/]+\/status$/.test(topic);
+      if (payload.length === 0 && cleared) {
         onMessage(topic, null, packet.retain);
         return;
       }

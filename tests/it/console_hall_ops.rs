@@ -256,7 +256,10 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
     assert!(!std::fs::read_to_string(&state_file).unwrap().contains("mil7"), "the state file keeps it no more");
     assert!(!eboards(livechess).contains("mil7"), "LiveChess lists it no more: {}", eboards(livechess));
     // `ctl` says so too: nothing of that name is assigned now.
-    let (status, said) = hall.ctl(&["mil7", "unassign"]);
+    let password_file = hall.dir.join("op.password");
+    std::fs::write(&password_file, format!("{op}\n")).unwrap();
+    let password_file = password_file.display().to_string();
+    let (status, said) = hall.ctl(&["--user", "op", "--password-file", &password_file, "mil7", "unassign"]);
     assert_eq!(status, 1, "{said}");
     assert!(said.contains("no board called \"mil7\" is assigned here"), "{said}");
 

@@ -22,6 +22,7 @@ use crate::{
     displays::{Browser, console_logged_in},
     security::mosquitto_installed,
     support::{
+        alias::Alias,
         live::{Hall, stop, synth_events},
         mqtt::{free_port, wait_listening},
     },
@@ -30,9 +31,9 @@ use crate::{
 /// Answers every confirmation yes.
 const CONFIRM_YES: &str = "window.confirm = () => true;";
 
-/// The "not assigned" row of the link `mil`.
+/// The "not assigned" row of the board's device (`/tmp/boardcast-board-<n>`).
 const UNASSIGNED: &str =
-    "const r = [...document.querySelectorAll('#hall-unassigned tr')].find(r => r.dataset.port.endsWith('/mil.tty'));";
+    "const r = [...document.querySelectorAll('#hall-unassigned tr')].find(r => r.dataset.port == window.milPort);";
 
 /// The hall row of board mil7.
 const ROW: &str = "const r = document.querySelector('#hall-boards tr[data-board=\"mil7\"]');";
@@ -43,10 +44,11 @@ const PAIRINGS: &str =
 
 /// A hall with no `[[boards]]` table: the managed Mosquitto, the pages and
 /// the LiveChess API on free ports, ports asked for boards every second
-/// (the link `mil` among them). Returns the hall, the pages' port and the
-/// LiveChess API's.
-fn empty_hall() -> (Hall, u16, u16) {
+/// (the link `mil` among them, by a short name for the screenshots).
+/// Returns the hall, the pages' port, the LiveChess API's and the name.
+fn empty_hall() -> (Hall, u16, u16, Alias) {
     let hall = Hall::new("console-hall-ops");
+    let alias = Alias::to(&hall.link("mil"));
     let (mqtt, ws, http, livechess) = (free_port(), free_port(), free_port(), free_port());
     let config = hall.config_with_mqtt(
         &[],
@@ -60,10 +62,10 @@ fn empty_hall() -> (Hall, u16, u16) {
         .replace("probe_interval_s = 0\n", "probe_interval_s = 1\n");
     let text = format!(
         "{text}[discovery]\nextra_ports = [\"{}\"]\n[livechess]\nenabled = true\nlisten = \"127.0.0.1:{livechess}\"\n",
-        hall.link("mil").display()
+        alias.path().display()
     );
     std::fs::write(&config, text).unwrap();
-    (hall, http, livechess)
+    (hall, http, livechess, alias)
 }
 
 /// `boardcast config check` with the hall's configuration: whether it
@@ -77,12 +79,13 @@ fn config_check(hall: &Hall) -> (bool, String) {
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-/// Opens the console logged in as `account`, connected to the feed.
-fn console(browser: &Browser, site: &str, account: &str, password: &str) {
+/// Opens the console logged in as `account`, connected to the feed; the
+/// page knows the board's device as `window.milPort`.
+fn console(browser: &Browser, site: &str, account: &str, password: &str, port: &Path) {
     console_logged_in(browser, site, account, password);
     browser.open(&format!("{site}/console.html"));
     browser.wait_for(Duration::from_secs(20), "return document.getElementById('link').dataset.state == 'connected'");
-    browser.run(CONFIRM_YES);
+    browser.run(&format!("{CONFIRM_YES} window.milPort = {};", json!(port.display().to_string())));
 }
 
 /// The LiveChess API's e-boards (its REST answer).
@@ -107,7 +110,8 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
     if !mosquitto_installed() {
         return;
     }
-    let (hall, port, livechess) = empty_hall();
+    let (hall, port, livechess, alias) = empty_hall();
+    let device = alias.path().to_owned();
     // A hall PC with no board yet: the configuration passes, and says how
     // its boards will come.
     let (passed, check) = config_check(&hall);
@@ -130,8 +134,8 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
     let mut daemon = hall.run(&config);
     assert!(wait_listening(port, Duration::from_secs(20)), "{}", hall.log());
     let site = format!("http://127.0.0.1:{port}");
-    console(&first, &site, "op", &op);
-    console(&second, &site, "op2", &op2);
+    console(&first, &site, "op", &op, &device);
+    console(&second, &site, "op2", &op2, &device);
     for browser in [&first, &second] {
         browser.wait_for(Duration::from_secs(30), &format!("{UNASSIGNED} return !!r"));
     }
@@ -157,6 +161,9 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
          return [f.board.value, f.name.value, f.white.value, f.black.value]",
     );
     assert_eq!(filled, json!(["7", "board-7", "Carlsen, Magnus", "Caruana, Fabiano"]));
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
+    first.viewport(1280, 800);
+    first.screenshot(&shots.join("console-assign-pairings.png"));
     first.run("const f = document.getElementById('assign-form'); f.name.value = 'mil7'; f.requestSubmit();");
     let said = first.wait_for(
         Duration::from_secs(20),
@@ -222,7 +229,6 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
 
     // The hall with the board's actions and its log shown, on a desk and a
     // tablet (nothing wider than the screen).
-    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/displays");
     first.viewport(1280, 800);
     first.screenshot(&shots.join("console-hall-ops.png"));
     first.viewport(768, 1024);
@@ -269,7 +275,7 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
     assert!(passed && check.contains("no board configured or assigned yet"), "{check}");
     let mut daemon = hall.run(&config);
     assert!(wait_listening(port, Duration::from_secs(20)), "{}", hall.log());
-    console(&second, &site, "op2", &op2);
+    console(&second, &site, "op2", &op2, &device);
     second.wait_for(Duration::from_secs(30), &format!("{UNASSIGNED} return !!r"));
     assert_eq!(second.run(&format!("{ROW} return !r")), true);
     assert_eq!(hall.pgn("7"), pgn, "the PGN is left as it was");

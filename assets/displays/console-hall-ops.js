@@ -64,6 +64,20 @@ window.ConsoleHallOps = (() => {
     }
   }
 
+  // Un-assign, for a board assigned in the console.
+  function unassignButton(s, from, gone, operator) {
+    const un = document.createElement('button');
+    un.type = 'button';
+    un.className = 'unassign';
+    un.textContent = 'Un-assign';
+    un.disabled = !operator || !!gone;
+    un.title = operator
+      ? 'a board assigned in the console: stop reading it (its games are kept) and offer it again'
+      : `a ${ctx.who.role} account may not un-assign boards (an operator account may)`;
+    un.addEventListener('click', () => unassign(s, from));
+    return un;
+  }
+
   return {
     // After the log-in.
     start(session, bridge, post) {
@@ -77,16 +91,9 @@ window.ConsoleHallOps = (() => {
     actions(actionsTd, s, from, gone) {
       if (!ctx) return;
       const operator = ctx.who.role === 'operator';
-      const un = document.createElement('button');
-      un.type = 'button';
-      un.className = 'unassign';
-      un.textContent = 'Un-assign';
-      un.disabled = !operator || !!gone;
-      un.title = operator
-        ? 'a board assigned in the console: stop reading it (its games are kept) and offer it again'
-        : `a ${ctx.who.role} account may not un-assign boards (an operator account may)`;
-      un.addEventListener('click', () => unassign(s, from));
-      actionsTd.appendChild(un);
+      // Only a board assigned in the console can be un-assigned there; a
+      // board of the configuration file has its [[boards]] table.
+      if (s.assigned) actionsTd.appendChild(unassignButton(s, from, gone, operator));
       // The capture and the lines are the daemon's own boards'.
       if (from !== ctx.bridge) return;
       const files = document.createElement('span');

@@ -121,6 +121,9 @@ pub struct Board {
     pub speech_language: Option<Language>,
     /// Its part in a pair of boards for a visually impaired player, if any.
     pub pair: Option<Pairing>,
+    /// Assigned in the operator console (a board of the state file), not
+    /// configured: the console may un-assign it.
+    pub assigned: bool,
 }
 
 /// A board's part in a pair (Laws appendix D): the game is played on the
@@ -476,6 +479,7 @@ impl Config {
                 .map(|code| parse_language(&keys.key("speech_language"), code))
                 .transpose()?,
             pair: None,
+            assigned: false,
         })
     }
 

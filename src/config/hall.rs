@@ -224,7 +224,9 @@ impl Config {
         assigned: &AssignedBoard,
         before: &[Board],
     ) -> Result<Board, ConfigError> {
-        self.board(&BoardKeys(format!("boards[{index}]")), &assigned.table(), before)
+        let mut board = self.board(&BoardKeys(format!("boards[{index}]")), &assigned.table(), before)?;
+        board.assigned = true;
+        Ok(board)
     }
 }
 

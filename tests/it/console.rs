@@ -394,6 +394,8 @@ fn the_hall_view_lists_the_boards_and_shows_one_unplugged() {
     assert_eq!(identify[0], true, "{identify}");
     assert!(identify[1].as_str().unwrap().contains("no DGT 3000 clock known on this board"), "{identify}");
     assert_eq!(identify[2], false, "an operator may flip: {identify}");
+    let unassign = browser.run(&format!("{row} return !!r.querySelector('button.unassign')"));
+    assert_eq!(unassign, false, "a board of the configuration file is not un-assigned in the console");
     browser.viewport(1280, 800);
     browser.screenshot(&shots.join("console-hall.png"));
     // Tablet and phone: the row becomes a card, nothing wider than the

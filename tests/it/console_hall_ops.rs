@@ -261,6 +261,13 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
     assert!(pgn.contains("[White \"Carlsen, Magnus\"]") && pgn.contains("1. "), "{pgn}");
     assert!(!std::fs::read_to_string(&state_file).unwrap().contains("mil7"), "the state file keeps it no more");
     assert!(!eboards(livechess).contains("mil7"), "LiveChess lists it no more: {}", eboards(livechess));
+    // Asked again (a script): refused, with the reason.
+    let again = first.run(
+        "return fetch('/api/unassign', {method: 'POST', credentials: 'same-origin', headers: {'Content-Type': 'application/json'}, \
+           body: JSON.stringify({board: 'mil7'})}).then(async r => [r.status, (await r.json()).reason])",
+    );
+    assert_eq!(again[0], 409, "{again}");
+    assert!(again[1].as_str().unwrap().contains("no board called \"mil7\" is assigned here"), "{again}");
     // `ctl` says so too: nothing of that name is assigned now.
     let password_file = hall.dir.join("op.password");
     std::fs::write(&password_file, format!("{op}\n")).unwrap();

@@ -89,6 +89,9 @@ impl BoardFeeds {
             FindBoard::Serial(_) => None,
         };
         feed.describe(board.protocol.name(), port.as_deref());
+        if board.assigned {
+            feed.assigned();
+        }
         if let Some(Pairing::MirrorOf { game }) = &board.pair {
             feed.mirror_of(game);
         }

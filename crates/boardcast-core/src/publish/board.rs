@@ -129,6 +129,8 @@ pub struct BoardFeed {
     /// (Laws appendix D): only its connection and sync are published, in
     /// its board status; the game is the game board's.
     mirror_of: Option<String>,
+    /// Assigned in the console rather than configured.
+    assigned: bool,
     /// The tags the latest `tags_changed` carried: while no game is on the
     /// board (after `next_round`), those of its next game, whose players
     /// the state names at once rather than when the game begins.
@@ -164,6 +166,7 @@ impl BoardFeed {
             pgn_dirty: false,
             board_status_dirty: false,
             mirror_of: None,
+            assigned: false,
             next_tags: Vec::new(),
             out: VecDeque::new(),
         }
@@ -174,6 +177,13 @@ impl BoardFeed {
     pub fn describe(&mut self, family: &str, port: Option<&str>) {
         self.family = Some(family.to_owned());
         self.port = port.map(str::to_owned);
+        self.board_status_dirty = true;
+    }
+
+    /// The board was assigned in the operator console (its status says
+    /// so, for the console to offer Un-assign).
+    pub fn assigned(&mut self) {
+        self.assigned = true;
         self.board_status_dirty = true;
     }
 
@@ -400,6 +410,7 @@ impl BoardFeed {
                 firmware: self.firmware.as_deref(),
                 battery_percent: self.battery,
                 mirror_of: self.mirror_of.as_deref(),
+                assigned: self.assigned,
                 label: &self.path.board,
                 family: self.family.as_deref(),
                 port: self.port.as_deref(),

@@ -236,6 +236,7 @@ fn board_payloads_publish_the_documented_keys_in_order() {
         port: Some("/dev/ttyACM0"),
         connected_since_ms: Some(1_795_259_600_000),
         clock: Some("dgt3000"),
+        assigned: false,
     };
     assert_eq!(
         keys(&status, &[MQTT]),
@@ -250,7 +251,8 @@ fn board_payloads_publish_the_documented_keys_in_order() {
             "family",
             "port",
             "connected_since_ms",
-            "clock"
+            "clock",
+            "assigned"
         ])
     );
 }

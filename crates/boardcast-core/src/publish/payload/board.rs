@@ -238,4 +238,8 @@ pub struct BoardStatusPayload<'a> {
     /// The clock the board reports: `dgt3000`, `attached` (a clock of
     /// another or unknown model), `none`, or `null` before it said.
     pub clock: Option<&'static str>,
+    /// Whether the board was assigned in the operator console (kept in the
+    /// bridge's state file), so that the console offers to un-assign it;
+    /// `false` for a board of the configuration file.
+    pub assigned: bool,
 }

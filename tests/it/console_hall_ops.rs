@@ -272,9 +272,30 @@ fn an_operator_assigns_from_the_pairings_identifies_reads_the_log_and_capture_an
     let password_file = hall.dir.join("op.password");
     std::fs::write(&password_file, format!("{op}\n")).unwrap();
     let password_file = password_file.display().to_string();
-    let (status, said) = hall.ctl(&["--user", "op", "--password-file", &password_file, "mil7", "unassign"]);
+    let ctl = |args: &[&str]| {
+        let mut all = vec!["--user", "op", "--password-file", password_file.as_str()];
+        all.extend_from_slice(args);
+        hall.ctl(&all)
+    };
+    let (status, said) = ctl(&["mil7", "unassign"]);
     assert_eq!(status, 1, "{said}");
     assert!(said.contains("no board called \"mil7\" is assigned here"), "{said}");
+
+    // From the command line: assigned again, identified, un-assigned; the
+    // consoles follow.
+    let device_text = device.display().to_string();
+    let (status, said) =
+        ctl(&["mil7", "assign-board", "--family", "millennium", "--port", &device_text, "--label", "7"]);
+    assert_eq!(status, 0, "{said}\n{}", hall.log());
+    assert!(said.contains("board mil7 (millennium at"), "{said}");
+    second.wait_for(Duration::from_secs(30), &format!("{ROW} return r && r.dataset.connection == 'connected'"));
+    let (status, said) = ctl(&["mil7", "identify"]);
+    assert_eq!((status, said.trim()), (0, "every LED of the board lit for 5 s"), "{said}");
+    let (status, said) = ctl(&["mil7", "unassign"]);
+    assert_eq!(status, 0, "{said}");
+    assert!(said.contains("un-assigned: no longer read"), "{said}");
+    second.wait_for(Duration::from_secs(20), &format!("{ROW} return !r"));
+    let pgn = hall.pgn("7");
 
     // A restart: the board is still not assigned.
     stop(&mut daemon);

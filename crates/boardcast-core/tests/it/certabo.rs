@@ -70,6 +70,31 @@ fn decode_all(decoder: &mut CertaboDecoder, chunks: &[&[u8]]) -> Vec<Decoded> {
 }
 
 #[test]
+fn identify_lights_every_square_of_a_certabo_board_for_five_seconds() {
+    use boardcast_core::{
+        operator::Command,
+        protocol::link::LinkConfig,
+        reconstruct::{GameSetup, ReconstructorConfig},
+        session::BoardSession,
+        time::Timestamp,
+    };
+    let mut session = BoardSession::live(
+        Protocol::CERTABO,
+        ReconstructorConfig::default(),
+        GameSetup::default(),
+        LinkConfig::default(),
+    );
+    let at = |ms: u64| Timestamp::from_millis(ms);
+    session.handle_connected(at(0));
+    while session.poll_transmit(at(0)).is_some() {}
+    let said = session.handle_command(at(100), &Command::Identify { text: None }).unwrap();
+    assert_eq!(said, "every LED of the board lit for 5 s");
+    assert_eq!(session.poll_transmit(at(100)), Some(vec![0xFF; 8]), "the classic frame: every square lit");
+    session.advance_to(at(5_200));
+    assert_eq!(session.poll_transmit(at(5_200)), Some(vec![0; 8]), "then the game's lights: none yet");
+}
+
+#[test]
 fn a_start_position_report_reads_as_the_start_position() {
     let line = report(&start_tags());
     assert!(line.starts_with(b":1 68 211 0 7 4 68 211 1 7 "), "group 0 (a8) first");

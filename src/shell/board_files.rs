@@ -27,7 +27,7 @@ use tracing_subscriber::{Layer, layer::Context, registry::LookupSpan};
 pub const LINES_KEPT: usize = 200;
 
 /// The longest line kept (a line longer than this is cut).
-const LINE_CHARS: usize = 1000;
+const LINE_CHARS: usize = 500;
 
 /// Each board's latest lines, oldest first.
 static LINES: LazyLock<Mutex<HashMap<String, VecDeque<String>>>> = LazyLock::new(Default::default);

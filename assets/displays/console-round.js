@@ -253,10 +253,26 @@
     if (silent.length) said.push(`no answer from ${silent.join(', ')}`);
     li.innerHTML = `<strong>${B.esc(what)}: ${B.esc(said.join('; '))}</strong>`;
     const list = document.createElement('ul');
+    // Each bridge names the pairings it has no board for, which in a hall
+    // are mostly the other bridges' boards: only those no bridge that
+    // applied the round has are said, once.
+    const unplaced = applied.length
+      ? answers.filter((a) => a.status === 'done').map((a) => {
+        const m = /no board here for the pairings of board\(s\) ([\d, ]+)/.exec(a.reason || '');
+        return new Set(m ? m[1].split(',').map((n) => n.trim()) : []);
+      }).reduce((x, y) => new Set([...x].filter((n) => y.has(n))))
+      : new Set();
     for (const a of answers) {
       const item = document.createElement('li');
       item.dataset.bridge = a.id;
-      show(item, `bridge ${a.id}`, a.status, a.reason);
+      const reason = String(a.reason || '').replace(/(; )?no board here for the pairings of board\(s\) [\d, ]+$/, '');
+      show(item, `bridge ${a.id}`, a.status, reason);
+      list.append(item);
+    }
+    if (unplaced.size) {
+      const item = document.createElement('li');
+      item.className = 'unplaced';
+      item.textContent = `no board in the hall for the pairings of board(s) ${[...unplaced].join(', ')}`;
       list.append(item);
     }
     li.append(list);

@@ -190,6 +190,10 @@ fn the_tournament_panel_starts_rounds_on_every_bridge_and_a_board_assigned_later
             && from_b[2].as_str().unwrap().contains("round 2: Dahl, Dina - Eide, Erik"),
         "{started}"
     );
+    // Each bridge has no board for the others' pairings, which is not
+    // news; board 3's pairing has no board anywhere in the hall.
+    assert_eq!(started[2][2][2], "no board in the hall for the pairings of board(s) 3", "{started}");
+    assert!(!started[2].to_string().contains("no board here"), "{started}");
     // hall-b's own feed carries b2's new players (the panel reads b2's
     // live state, which hall-b publishes).
     let b2_round2 =

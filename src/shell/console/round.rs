@@ -1,6 +1,6 @@
 //! The console's tournament panel, server side: `GET /api/tournament` (the
 //! event as the configuration has it, this daemon's boards and their
-//! numbers, the PGN addresses served, the lichess push's state per round)
+//! numbers, those assigned since it started included ([`Panel::follow`]), the PGN addresses served, the lichess push's state per round)
 //! and `POST /api/pairings` (a pairings
 //! file's text read by the core's parsers into a preview of one round, or
 //! the line and the problem). Nothing here changes a game: the page starts

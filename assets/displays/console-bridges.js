@@ -88,6 +88,10 @@ window.ConsoleBridges = (() => {
       const b = bridges.get(id);
       return b && b.status === 'offline' ? text(id) : '';
     },
+    // The ids of the bridges the page knows of, sorted.
+    ids() {
+      return [...bridges.keys()].sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
+    },
     // How many bridges the page knows of.
     count() {
       return bridges.size;

@@ -7,7 +7,12 @@
 // each after a confirmation, through /api/command, where the daemon signs
 // it exactly as `boardcast ctl` would. It also lists the PGN address of
 // the round the boards play (and earlier rounds'), with a copy button, and
-// the lichess push's state per round. GPL-3.0-or-later.
+// the lichess push's state per round. In a hall of several bridges it lists
+// every bridge's boards (each labelled with its bridge, as the hall is),
+// sends a round to every bridge (one signed command each; a bridge already
+// in that round changes nothing) and says which applied it and which did
+// not answer; a board's players go to the bridge that reads it.
+// GPL-3.0-or-later.
 'use strict';
 (async () => {
   const B = Boardcast;
@@ -29,8 +34,28 @@
   const root = `${cfg.root}/v1`;
   const who = await (await fetch('/api/session', { credentials: 'same-origin', cache: 'no-store' })).json();
   const bridge = B.params.get('bridge') || who.bridge || cfg.bridges[0];
-  const tournament = await (await fetch('/api/tournament', { credentials: 'same-origin', cache: 'no-store' })).json();
+  let tournament = await (await fetch('/api/tournament', { credentials: 'same-origin', cache: 'no-store' })).json();
   const states = new Map(); // board name -> its latest live state
+  const labels = new Map(); // board name -> its label (the topic's board level), any bridge's
+  const hall = () => window.ConsoleBridges;
+  // The bridge that reads a board: this one's own, or the one that said so.
+  const bridgeOf = (name) => (tournament.boards.some((b) => b.name === name) ? bridge : hall().owner(name) || bridge);
+  const numberOf = (label) => {
+    const digits = /(\d+)$/.exec(label || '');
+    return digits && Number(digits[1]) > 0 ? Number(digits[1]) : null;
+  };
+  // Every board of the hall: this daemon's (also those assigned since it
+  // started) and every other bridge's whose live state the page has seen.
+  function hallBoards() {
+    const boards = new Map(tournament.boards.map((b) => [b.name, { ...b, bridge }]));
+    for (const [name, label] of labels) {
+      if (!boards.has(name)) boards.set(name, { name, label, number: numberOf(label), bridge: bridgeOf(name) });
+    }
+    return [...boards.values()].sort((x, y) => (x.number ?? 1e9) - (y.number ?? 1e9) || x.name.localeCompare(y.name));
+  }
+  // The bridges a round goes to: every bridge the hall knows, this one
+  // first.
+  const allBridges = () => [...new Set([bridge, ...hall().ids()])];
   let preview = null; // the last good preview of the uploaded file
   let fileText = null; // the uploaded file's text
 
@@ -41,7 +66,7 @@
     <p id="why-no-round" class="why" hidden></p>
     <p class="note">White and Black: the game on the board; <i>in italics</i> those of its next game, while the board waits for it (a round just started).</p>
     <table id="round-boards">
-      <thead><tr><th>Board</th><th>No.</th><th>Round</th><th>White</th><th>Black</th><th>Players</th></tr></thead>
+      <thead><tr><th>Board</th><th>Bridge</th><th>No.</th><th>Round</th><th>White</th><th>Black</th><th>Players</th></tr></thead>
       <tbody></tbody>
     </table>
     <form id="pairings-form">
@@ -70,7 +95,6 @@
     note.textContent = `${who.account} is a ${who.role} account: it may not start rounds or change players (an operator account may)`;
   }
 
-  const mine = (name) => tournament.boards.some((b) => b.name === name);
   const numeric = (round) => (/^\d+$/.test(String(round ?? '').trim()) ? Number(round) : null);
   // The round this daemon's boards play now: the highest a board's live
   // state names, else the configured one.
@@ -101,7 +125,7 @@
 
   function boardsTable() {
     const tbody = $('round-boards').querySelector('tbody');
-    for (const board of tournament.boards) {
+    for (const board of hallBoards()) {
       let tr = tbody.querySelector(`tr[data-board="${CSS.escape(board.name)}"]`);
       if (!tr) {
         tr = document.createElement('tr');
@@ -116,7 +140,9 @@
       const players = s.players || s.next_players || {};
       tr.classList.toggle('next', waiting);
       tr.title = waiting ? 'the players of the board\'s next game: it has not begun' : '';
+      tr.dataset.bridge = board.bridge;
       tr.innerHTML = `<td class="label" data-label="Board">${B.esc(board.name)}</td>
+        <td class="bridge" data-label="Bridge">${B.esc(board.bridge)}</td>
         <td class="number" data-label="No.">${B.esc(board.number ?? '–')}</td>
         <td class="round" data-label="Round">${B.esc(s.round ?? '–')}</td>
         <td class="white" data-label="White">${B.esc(playerText(players.white, s.white))}</td>
@@ -162,7 +188,7 @@
       const said = Object.entries(tags).map(([k, v]) => `${k} ${v || '(removed)'}`).join(', ');
       if (!confirm(`Board ${name}: ${said}? This changes the game on it and its next games.`)) return;
       done();
-      await send({ board: name, command: 'set_tags', tags }, `${name}: players`);
+      await send({ board: name, command: 'set_tags', tags }, `${name}: players`, bridgeOf(name));
     };
     tr.querySelector('.save').addEventListener('click', save);
     form.addEventListener('submit', (e) => {
@@ -173,19 +199,89 @@
 
   // Sends a command through the daemon (signed there) and shows its answer:
   // done, or refused and why, per board as the daemon says it.
-  async function send(request, what) {
+  async function send(request, what, to = bridge) {
     const li = document.createElement('li');
     li.dataset.status = 'sent';
+    li.dataset.bridge = to;
     li.textContent = `${what}: sent…`;
     $('round-replies').prepend(li);
     let status, reason;
     try {
-      const response = await post('/api/command', { bridge, ...request });
+      const response = await post('/api/command', { ...request, bridge: to });
       const type = response.headers.get('Content-Type') || '';
       ({ status, reason } = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() });
     } catch {
       [status, reason] = ['no_answer', 'the daemon cannot be reached'];
     }
+    show(li, what, status, reason);
+    return status;
+  }
+
+  // A round for every bridge of the hall: one signed command each, sent
+  // together; each bridge's answer under one line that says which applied
+  // it and which did not. A bridge known gone is not waited for: it missed
+  // the round, and Next round (or Start round) sends it again when it is
+  // back (a bridge already in the round changes nothing).
+  async function sendAll(request, what) {
+    const to = allBridges();
+    if (to.length < 2) return send(request, what);
+    const li = document.createElement('li');
+    li.dataset.status = 'sent';
+    li.className = 'hall-round';
+    li.textContent = `${what}: sent to ${to.join(', ')}…`;
+    $('round-replies').prepend(li);
+    const answers = await Promise.all(to.map(async (id) => {
+      const gone = hall().gone(id);
+      if (gone) return { id, status: 'no_answer', reason: `${gone}: it missed this round; send it again when it is back` };
+      try {
+        const response = await post('/api/command', { ...request, bridge: id });
+        const type = response.headers.get('Content-Type') || '';
+        const a = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
+        return { id, ...a };
+      } catch {
+        return { id, status: 'no_answer', reason: 'the daemon cannot be reached' };
+      }
+    }));
+    const applied = answers.filter((a) => a.status === 'done').map((a) => a.id);
+    const refused = answers.filter((a) => a.status === 'refused').map((a) => a.id);
+    const silent = answers.filter((a) => a.status !== 'done' && a.status !== 'refused').map((a) => a.id);
+    const status = applied.length === answers.length ? 'done' : 'partly';
+    li.dataset.status = status;
+    li.classList.toggle('refused', status !== 'done');
+    const said = [`applied by ${applied.join(', ') || 'no bridge'}`];
+    if (refused.length) said.push(`refused by ${refused.join(', ')}`);
+    if (silent.length) said.push(`no answer from ${silent.join(', ')}`);
+    li.innerHTML = `<strong>${B.esc(what)}: ${B.esc(said.join('; '))}</strong>`;
+    const list = document.createElement('ul');
+    // Each bridge names the pairings it has no board for, which in a hall
+    // are mostly the other bridges' boards: only those no bridge that
+    // applied the round has are said, once.
+    const unplaced = applied.length
+      ? answers.filter((a) => a.status === 'done').map((a) => {
+        const m = /no board here for the pairings of board\(s\) ([\d, ]+)/.exec(a.reason || '');
+        return new Set(m ? m[1].split(',').map((n) => n.trim()) : []);
+      }).reduce((x, y) => new Set([...x].filter((n) => y.has(n))))
+      : new Set();
+    for (const a of answers) {
+      const item = document.createElement('li');
+      item.dataset.bridge = a.id;
+      const reason = String(a.reason || '').replace(/(; )?no board here for the pairings of board\(s\) [\d, ]+$/, '');
+      show(item, `bridge ${a.id}`, a.status, reason);
+      list.append(item);
+    }
+    if (unplaced.size) {
+      const item = document.createElement('li');
+      item.className = 'unplaced';
+      item.textContent = `no board in the hall for the pairings of board(s) ${[...unplaced].join(', ')}`;
+      list.append(item);
+    }
+    li.append(list);
+    return status;
+  }
+
+  // One bridge's answer in `li`: done, refused or no answer, and the
+  // bridge's words per board.
+  function show(li, what, status, reason) {
     li.dataset.status = status;
     li.classList.toggle('refused', status !== 'done');
     const word = { done: 'done', refused: 'refused', no_answer: 'no answer' }[status] ?? status;
@@ -194,7 +290,7 @@
     // between, and the pairings no board has; a board's own part may hold
     // `; ` too.
     const parts = document.createElement('ul');
-    const starts = tournament.boards.map((b) => `${b.name}: `).concat(['no board here']);
+    const starts = hallBoards().map((b) => `${b.name}: `).concat(['no board here']);
     const said = [];
     for (const piece of String(reason || '').split('; ').filter(Boolean)) {
       if (!said.length || starts.some((s) => piece.startsWith(s))) said.push(piece);
@@ -208,7 +304,6 @@
       parts.append(item);
     }
     li.append(parts);
-    return status;
   }
 
   // The uploaded file's preview for `round` (or the file's last round).
@@ -234,13 +329,14 @@
     }
     problem.hidden = true;
     preview = answer;
-    show(answer);
+    showPreview(answer);
     // The hall's Assign offers these board numbers and players.
     window.dispatchEvent(new CustomEvent('boardcast:pairings', { detail: answer }));
     return answer;
   }
 
-  function show(p) {
+  function showPreview(p) {
+    place(p);
     const form = $('pairings-form');
     if (p.round) form.round.value = p.round;
     else if (!form.round.value) form.round.value = String((numeric(currentRound()) ?? 0) + 1);
@@ -262,14 +358,28 @@
     $('preview').hidden = false;
   }
 
+  // The preview's pairings placed on every board of the hall (the daemon
+  // knows only its own): each pairing's board, with its bridge.
+  function place(p) {
+    const boards = hallBoards();
+    for (const row of p.pairings) {
+      const on = boards.filter((b) => b.number === row.board);
+      row.on = on.length ? on.map((b) => (allBridges().length > 1 ? `${b.name} (${b.bridge})` : b.name)).join(', ') : null;
+    }
+    const paired = p.pairings.map((row) => row.board);
+    p.boards_without_pairing = boards.filter((b) => !paired.includes(b.number)).map((b) => b.name);
+    p.pairings_without_board = paired.filter((n) => !boards.some((b) => b.number === n));
+  }
+
   // Starts `round` with the preview's pairings: the command the preview
   // made, as `ctl next-round N --pairings FILE` sends it.
   async function start(p, round) {
-    const count = tournament.boards.length;
-    if (!confirm(`Start round ${round} on the ${count} board(s) of ${bridge}? The games on them are closed and their players set from the pairings.`)) return;
+    const count = hallBoards().length;
+    const where = allBridges().join(', ');
+    if (!confirm(`Start round ${round} on the ${count} board(s) of ${where}? The games on them are closed and their players set from the pairings.`)) return;
     // Started: the preview is put away so that it is not started twice;
     // the file stays for Next round.
-    if ((await send({ ...p.command, round }, `round ${round}`)) === 'done') $('preview').hidden = true;
+    if ((await sendAll({ ...p.command, round }, `round ${round}`)) === 'done') $('preview').hidden = true;
   }
 
   $('pairings-form').file.addEventListener('change', async (e) => {
@@ -308,7 +418,7 @@
       return;
     }
     if (!confirm(`The uploaded pairings have no round ${next}: start round ${next} without pairings? The boards keep their players.`)) return;
-    await send({ board: '*', command: 'next_round', round: next }, `round ${next}`);
+    await sendAll({ board: '*', command: 'next_round', round: next }, `round ${next}`);
   });
 
   // The delivery: the PGN address of the round the boards play now (it
@@ -323,6 +433,12 @@
       // Shown as it was.
     }
     const t = lastTournament;
+    // This daemon's boards as they are now: a board assigned since the
+    // page opened is listed too.
+    if (t.boards) {
+      tournament = { ...tournament, boards: t.boards };
+      boardsTable();
+    }
     const link = (path, served) => {
       const url = new URL(path, location.href).href;
       const note = served ? '' : ' <small>(not served yet: once its first game is public)</small>';
@@ -367,11 +483,12 @@
   delivery();
   setInterval(delivery, 5000);
   await B.connect(cfg, 'live', [`${root}/live/+/+/+/state`], (t, m) => {
+    if (m.board) labels.set(m.board, t.split('/').at(-2));
     // The newest state wins, whatever its round: each round's state is
     // retained on its own topic, and after a restart the old rounds' come
     // back too, in no particular order.
     const shown = states.get(m.board);
-    if (!mine(m.board) || (shown && (m.ts_ms ?? 0) < (shown.ts_ms ?? 0))) return;
+    if (shown && (m.ts_ms ?? 0) < (shown.ts_ms ?? 0)) return;
     const moved = !shown || shown.round !== m.round || shown.event !== m.event;
     states.set(m.board, m);
     facts();

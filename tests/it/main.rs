@@ -15,7 +15,8 @@
 //!   console's game and alert views; [`console_hall`]: boards
 //!   not configured, assigned in the console and kept over a restart; [`console_hall_ops`]: a
 //!   hall started with no board, Identify, a board's log and capture, Un-assign; [`console_round`]: the
-//!   tournament panel (pairings, rounds, players), [`console_round2`]: its
+//!   tournament panel (pairings, rounds, players), [`console_bridges_round`]: the
+//!   same across two bridges, [`console_round2`]: its
 //!   delivery (the lichess push's state); [`analysis`]: engine
 //!   analysis with the real Stockfish, on the public tree only;
 //! - [`lichess`]: delivery to a broadcast site;
@@ -39,6 +40,7 @@ mod cli;
 mod commands;
 mod console;
 mod console_bridges;
+mod console_bridges_round;
 mod console_game;
 mod console_hall;
 mod console_hall_ops;

@@ -99,12 +99,16 @@ pub(super) async fn run(
         board.assigned = Some(format!("{now} by {by}"));
         let offered_now = is_offered(&offered.borrow(), &board);
         let answer = match offered_now {
-            Ok(()) => assign(&mut hall, &mut boards, board).await,
+            Ok(()) => {
+                let round = shared.round_now.lock().expect("not poisoned").clone();
+                assign(&mut hall, &mut boards, board, round.as_ref()).await
+            }
             Err(why) => Err(why),
         };
-        let answer = answer.map(|started| {
+        let answer = answer.map(|(started, joined)| {
+            let joined = joined.map(|j| format!("; it plays {j}")).unwrap_or_default();
             let said = format!(
-                "board {} ({} {}) assigned, kept in {}: its session starts now",
+                "board {} ({} {}) assigned, kept in {}: its session starts now{joined}",
                 started.name,
                 started.protocol.name(),
                 match &started.find {
@@ -157,7 +161,8 @@ async fn assign(
     hall: &mut Hall,
     boards: &mut Vec<Board>,
     board: boardcast::config::AssignedBoard,
-) -> Result<Board, String> {
+    round: Option<&super::round_now::Round>,
+) -> Result<(Board, Option<String>), String> {
     let index = hall.state.boards.len();
     let mut checked = hall
         .config
@@ -166,6 +171,9 @@ async fn assign(
     // A pairings file names the players of the board's number, as it does
     // for a configured board (and will at the next start).
     hall.config.apply_pairings(std::slice::from_mut(&mut checked)).map_err(|e| format!("refused: {e}"))?;
+    // A round started since (`next_round` for every board) wins: the board
+    // joins it, with its pairing's players.
+    let joined = super::round_now::join(&mut checked, round);
     let mut state = hall.state.clone();
     state.boards.push(board);
     let path = hall.state_file.clone();
@@ -186,7 +194,7 @@ async fn assign(
     hall.state = state;
     hall.assigned.push(checked.name.clone());
     boards.push(checked.clone());
-    Ok(checked)
+    Ok((checked, joined))
 }
 
 /// Stops reading `name`, a board of the state file: the file without it,

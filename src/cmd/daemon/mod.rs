@@ -20,6 +20,7 @@ mod pgn;
 mod plan;
 mod recover;
 mod reload;
+mod round_now;
 mod speech;
 
 use std::{
@@ -77,6 +78,8 @@ struct Shared {
     /// The boards running now, for operator commands and for a mirror
     /// board's game to reach its game board.
     boards: Boards,
+    /// The round the boards were last moved to, for a board assigned later.
+    round_now: round_now::RoundNow,
     shutdown: CancellationToken,
 }
 
@@ -128,6 +131,9 @@ fn hall(
     tasks: &TaskTracker,
 ) {
     let (known_tx, known_rx) = tokio::sync::watch::channel(boards.to_vec());
+    if let Some(console) = console {
+        console.round.follow(known_tx.subscribe());
+    }
     let (offered_tx, offered_rx) = tokio::sync::watch::channel(Vec::new());
     if let (Some(feed), false) = (feed, hall.probe_interval.is_zero()) {
         let search = discover::Search {
@@ -305,6 +311,7 @@ pub(crate) async fn serve(
         analysis: pool_positions,
         livechess,
         boards,
+        round_now: round_now::RoundNow::default(),
         shutdown: shutdown.clone(),
     };
     let (assigner, assignments) = mpsc::unbounded_channel();
@@ -315,6 +322,7 @@ pub(crate) async fn serve(
             started.items.clone(),
             started.topics.clone(),
             assigner.clone(),
+            shared.round_now.clone(),
         );
         tokio::spawn(router.instrument(tracing::info_span!("operator", who = "operator")))
     });

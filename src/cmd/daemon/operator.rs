@@ -39,6 +39,7 @@ pub(super) async fn route(
     items: mpsc::UnboundedSender<Item>,
     topics: Topics,
     assigner: Assigner,
+    round_now: super::round_now::RoundNow,
 ) {
     while let Some(request) = requests.recv().await {
         let (id, board, answer) = match request {
@@ -54,7 +55,7 @@ pub(super) async fn route(
                 } else if matches!(command, Command::UnassignBoard { .. }) {
                     super::bridged::unassign(&assigner, &board, &command).await
                 } else if to_boards && matches!(command, Command::NextRound { .. }) {
-                    next_round(&boards, &board, command).await
+                    next_round(&boards, &board, command, &round_now).await
                 } else if board == EVERY_BOARD {
                     Err(format!("only next_round goes to every board ({EVERY_BOARD:?}); name the board"))
                 } else {
@@ -116,13 +117,25 @@ async fn ask(handle: &BoardHandle, board: &str, command: Command) -> Result<Stri
 /// a round's pairings: each board gets the tags of the pairing of its
 /// number (docs/delivery.md, "Pairings"); a board without one keeps its
 /// players. A pairing no board here has is told in the answer and logged.
-async fn next_round(boards: &Boards, board: &str, command: Command) -> Result<String, String> {
+/// The round for every board is kept (`round_now.rs`) for a board assigned
+/// later; the same round sent again (a console of the hall trying a bridge
+/// once more) changes nothing, so that no game is closed twice.
+async fn next_round(
+    boards: &Boards,
+    board: &str,
+    command: Command,
+    round_now: &super::round_now::RoundNow,
+) -> Result<String, String> {
     let Command::NextRound { round, tags, pairings } = command else {
         return Err("not next_round".into());
     };
     // Checked when the request was read: every key is a board number.
     let pairings: BTreeMap<u32, BTreeMap<String, String>> =
         pairings.into_iter().filter_map(|(board, tags)| Some((board_key(&board)?, tags))).collect();
+    let kept = super::round_now::Round { round: round.clone(), tags: tags.clone(), pairings: pairings.clone() };
+    if board == EVERY_BOARD && round_now.lock().expect("not poisoned").as_ref() == Some(&kept) {
+        return Ok(format!("already in round {round} with these pairings: nothing changed"));
+    }
     let mut targets: Vec<(String, BoardHandle)> = {
         let running = boards.lock().expect("not poisoned");
         if board == EVERY_BOARD {
@@ -173,5 +186,8 @@ async fn next_round(boards: &Boards, board: &str, command: Command) -> Result<St
         said.push(format!("no board here for the pairings of board(s) {}", unplaced.join(", ")));
     }
     let message = said.join("; ");
+    if all_ok && board == EVERY_BOARD {
+        *round_now.lock().expect("not poisoned") = Some(kept);
+    }
     if all_ok { Ok(message) } else { Err(message) }
 }

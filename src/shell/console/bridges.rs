@@ -50,7 +50,7 @@ pub async fn send(commander: &Commander, bridge: &str, board: &str, command: &Co
     match tokio::time::timeout(REPLY_TIMEOUT, ask::ask(options, &topics, &id, request)).await {
         Ok(Ok(reply)) => {
             let reason = reply["message"].as_str().unwrap_or_default().to_owned();
-            if reply["ok"] == true { Sent { status: "done", reason } } else { refused(reason) }
+            if reply["ok"] == true { Sent { status: "done", reason } } else { refused(key_refused(bridge, reason)) }
         }
         Ok(Err(e)) => Sent { status: "no_answer", reason: format!("the broker {}: {e}", commander.broker.url) },
         Err(_) => Sent {
@@ -61,6 +61,23 @@ pub async fn send(commander: &Commander, bridge: &str, board: &str, command: &Co
             ),
         },
     }
+}
+
+/// The words the bridge guard uses for a MAC made with another key.
+const OTHER_KEY: &str = "not signed with this daemon's operator key";
+
+/// A bridge's refusal as the console shows it: a signature refused (the
+/// bridge has another operator key than the console's daemon) says which
+/// bridge, and how the hall shares one key; any other refusal as it came.
+fn key_refused(bridge: &str, reason: String) -> String {
+    if !reason.contains(OTHER_KEY) {
+        return reason;
+    }
+    format!(
+        "the bridge {bridge:?} refused the signature: its operator key is not the one this console's daemon signs with \
+         (every bridge of the hall must have the same key). Copy this daemon's [operator] key_file to {bridge}'s \
+         key_file and restart {bridge}'s daemon (docs/service.md, \"One console for the hall\"); nothing was changed there"
+    )
 }
 
 /// The `assign_board` command that asks another bridge to read `board`.
@@ -104,6 +121,14 @@ pub fn assigned_board(name: &str, command: &Command) -> Option<(AssignedBoard, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signature_refused_says_which_bridge_and_how_to_share_the_key() {
+        let said = key_refused("hall-b", format!("{OTHER_KEY} ([operator] key_file; docs/operator.md)"));
+        assert!(said.contains("\"hall-b\" refused the signature"), "{said}");
+        assert!(said.contains("Copy this daemon's [operator] key_file to hall-b's key_file"), "{said}");
+        assert_eq!(key_refused("hall-b", "board b9 is not here".into()), "board b9 is not here");
+    }
 
     #[test]
     fn an_assignment_reaches_the_other_bridge_as_the_board_its_state_file_keeps() {

@@ -1,6 +1,6 @@
 //! The console's tournament panel, server side: `GET /api/tournament` (the
 //! event as the configuration has it, this daemon's boards and their
-//! numbers, the PGN addresses served, the lichess push's state per round)
+//! numbers, those assigned since it started included ([`Panel::follow`]), the PGN addresses served, the lichess push's state per round)
 //! and `POST /api/pairings` (a pairings
 //! file's text read by the core's parsers into a preview of one round, or
 //! the line and the problem). Nothing here changes a game: the page starts
@@ -66,6 +66,9 @@ pub struct Panel {
     /// The lichess push's state per round, kept by the delivery; unset:
     /// nothing is pushed to lichess.
     lichess: OnceLock<Arc<Mutex<LichessReport>>>,
+    /// Every board of the daemon as the assigner keeps them (configured,
+    /// and assigned since it started); unset: the boards it started with.
+    following: OnceLock<tokio::sync::watch::Receiver<Vec<crate::config::Board>>>,
 }
 
 impl Panel {
@@ -80,8 +83,21 @@ impl Panel {
         let _ = self.lichess.set(report);
     }
 
-    fn boards(&self) -> &[RoundBoard] {
-        self.tournament.get().map_or(&[], |(t, _)| t.boards.as_slice())
+    /// From now on the panel lists the boards `boards` holds: a board
+    /// assigned during the day appears as soon as its session starts.
+    pub fn follow(&self, boards: tokio::sync::watch::Receiver<Vec<crate::config::Board>>) {
+        let _ = self.following.set(boards);
+    }
+
+    fn boards(&self) -> Vec<RoundBoard> {
+        match self.following.get() {
+            Some(boards) => boards
+                .borrow()
+                .iter()
+                .map(|b| RoundBoard { name: b.name.clone(), label: b.path.board.clone() })
+                .collect(),
+            None => self.tournament.get().map(|(t, _)| t.boards.clone()).unwrap_or_default(),
+        }
     }
 }
 
@@ -100,7 +116,7 @@ pub(super) fn tournament(panel: &Panel) -> Value {
         "time_control": t.time_control,
         "rules": t.rules,
         "round": t.round,
-        "boards": t.boards.iter().map(|b| json!({
+        "boards": panel.boards().iter().map(|b| json!({
             "name": b.name, "label": b.label, "number": board_number(&b.label),
         })).collect::<Vec<_>>(),
         "lichess_rounds": t.lichess_rounds,
@@ -157,7 +173,7 @@ pub(super) fn preview(panel: &Panel, may_change: bool, body: &Value) -> (StatusC
             return (StatusCode::UNPROCESSABLE_ENTITY, answer);
         }
     };
-    (StatusCode::OK, view(panel.boards(), format, &rounds, round.as_deref(), &chosen))
+    (StatusCode::OK, view(&panel.boards(), format, &rounds, round.as_deref(), &chosen))
 }
 
 /// The preview of a round's pairings against this daemon's boards.

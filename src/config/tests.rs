@@ -40,7 +40,10 @@ fn boards_need_a_protocol_and_a_way_to_be_found() {
     assert_eq!(ok.boards().unwrap()[0].find, FindBoard::Serial("03921".into()));
     for (extra, message) in [
         ("[[boards]]\nname = \"b1\"\nprotocol = \"dgx\"\nport = \"/dev/x\"\n", "boards[0].protocol = \"dgx\": \"dgt\""),
-        ("[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\n", "boards[0].port = (missing): port = \"/dev/…\" or serial"),
+        (
+            "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\n",
+            "boards[0].port = (missing): port = \"/dev/…\", serial = \"…\" (the board's serial number) or bluetooth",
+        ),
         (
             "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\n[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\n",
             "boards[1].name = \"b1\": a name no other board has",
@@ -399,7 +402,10 @@ fn speech_commands_languages_and_boards_are_checked() {
 
 #[test]
 fn an_unknown_family_is_answered_with_every_live_family() {
-    assert_eq!(live_families(), r#""dgt", "millennium", "certabo" or "sentio""#);
+    assert_eq!(
+        live_families(),
+        r#""dgt", "millennium", "certabo", "sentio", "chessnut", "pegasus", "squareoff", "ichessone" or "chessup""#
+    );
 }
 
 #[test]

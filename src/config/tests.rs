@@ -537,3 +537,18 @@ fn the_consoles_keys_default_to_operators_only_and_sessions_with_units_and_bound
     let got = config.http().unwrap_err().to_string();
     assert!(got.starts_with("http.session_max_h = 1000: hours from 1 to 168"), "{got}");
 }
+
+#[test]
+fn a_pegasus_developer_key_is_twelve_hex_digits() {
+    let with = |key: &str| {
+        let mut config = parse("");
+        config.link.pegasus_key = key.into();
+        config.link()
+    };
+    assert_eq!(with("").unwrap().pegasus_key, None);
+    assert_eq!(with("01:23:45:67:89:ab").unwrap().pegasus_key, Some([0x01, 0x23, 0x45, 0x67, 0x89, 0xab]));
+    for bad in ["0123", "0123456789zz", "0123456789abcd"] {
+        let error = with(bad).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("link.pegasus_key = {bad:?}: the developer key")), "{error}");
+    }
+}

@@ -352,3 +352,23 @@ fn a_dropped_link_is_made_again_and_no_move_is_lost() {
     assert!(log.contains("the Bluetooth LE link dropped"), "{log}");
     assert!(log.matches("t1: connected").count() >= 2, "{log}");
 }
+
+#[test]
+fn a_board_switched_on_after_the_daemon_started_is_found_by_scanning() {
+    let Some(mut ble) = BleHall::start("scan") else { return };
+    let address = "C0:FF:EE:00:00:03";
+    ble.run("[[boards]]\nname = \"t1\"\nprotocol = \"ichessone\"\nbluetooth = \"c0:ff:ee:00:00:03\"\n", "");
+    // The daemon looks for it, and has BlueZ scan while it is not there.
+    wait_for(|| ble.hall.log().contains("looking for the iChessOne"), "the daemon looking for the board");
+    std::thread::sleep(Duration::from_millis(500));
+    let family = family("ichessone");
+    ble.add(address, &advertised(family), family);
+    ble.wait_notifying(address);
+    // Its link asks for every change and the position (`CPIRQ`, `RP`).
+    let written = || ble.written(address).iter().any(|w| w.as_slice() == b"RP");
+    wait_for(written, "the position asked");
+    ble.stop();
+    let log = ble.hall.log();
+    assert!(log.contains("t1: reading Bluetooth LE C0:FF:EE:00:00:03"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}

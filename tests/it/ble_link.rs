@@ -300,8 +300,13 @@ fn a_chessup_is_acknowledged_every_move_and_its_game_is_read() {
 #[test]
 fn square_off_ichessone_and_millennium_games_are_read_live() {
     for protocol in ["squareoff", "ichessone", "millennium"] {
-        if one_game(protocol, "").is_none() {
-            return;
+        let Some(ble) = one_game(protocol, "") else { return };
+        if protocol == "millennium" {
+            // A Millennium wants 100 ms between frames.
+            let at: Vec<f64> = ble.hook("WrittenAt", &("C0:FF:EE:00:00:01",)).body().deserialize().unwrap();
+            assert!(at.len() >= 3, "its start-up was written: {at:?}");
+            let closest = at.windows(2).map(|w| w[1] - w[0]).fold(f64::MAX, f64::min);
+            assert!(closest >= 0.095, "writes {closest} s apart: {at:?}");
         }
     }
 }

@@ -122,6 +122,10 @@ struct Connected {
     /// `command` (write without response) where the characteristic
     /// allows it, else `request`.
     write_type: &'static str,
+    /// The least time between two writes (the family's).
+    write_spacing: Duration,
+    /// When the last write went out.
+    last_write: Option<tokio::time::Instant>,
     battery: Option<u8>,
     /// Property changes of the device and its characteristics.
     changes: MessageStream,
@@ -241,6 +245,8 @@ async fn connect(settings: &BleSettings, bus: &mut Option<Connection>) -> Result
         notify,
         write,
         write_type,
+        write_spacing: gatt.write_spacing,
+        last_write: None,
         battery,
         changes,
         objects: objects_stream,
@@ -419,6 +425,12 @@ async fn serve(
             }
             command = io.from_driver.recv() => match command {
                 Some(ToPort::Send(bytes)) => {
+                    // A board that wants its frames spaced (a Millennium)
+                    // drops what comes too soon after the last.
+                    if let Some(last) = board.last_write {
+                        tokio::time::sleep_until(last + board.write_spacing).await;
+                    }
+                    board.last_write = Some(tokio::time::Instant::now());
                     let options = std::collections::HashMap::from([("type", Value::from(board.write_type))]);
                     if let Err(error) =
                         bluez::call(&board.bus, &board.write, bluez::CHARACTERISTIC, "WriteValue", &(&bytes, options)).await

@@ -552,3 +552,16 @@ fn a_pegasus_developer_key_is_twelve_hex_digits() {
         assert!(error.starts_with(&format!("link.pegasus_key = {bad:?}: the developer key")), "{error}");
     }
 }
+
+#[test]
+fn a_bluetooth_board_is_found_by_address_or_by_name() {
+    use crate::config::BluetoothTarget;
+    assert_eq!(BluetoothTarget::parse(" c0:ff:ee:00:00:01 "), BluetoothTarget::Address("C0:FF:EE:00:00:01".into()));
+    assert_eq!(BluetoothTarget::parse("Chessnut Air"), BluetoothTarget::Name("Chessnut Air".into()));
+    // Not six pairs of hex digits: a name.
+    assert_eq!(BluetoothTarget::parse("C0:FF:EE:00:00"), BluetoothTarget::Name("C0:FF:EE:00:00".into()));
+    let config = parse("[[boards]]\nname = \"b1\"\nbluetooth = \"DGT_Pegasus_1234\"\n");
+    let board = &config.boards().unwrap()[0];
+    assert_eq!(board.protocol.name(), "pegasus");
+    assert_eq!(board.find, FindBoard::Bluetooth(BluetoothTarget::Name("DGT_Pegasus_1234".into())));
+}

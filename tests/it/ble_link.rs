@@ -120,6 +120,24 @@ impl BleHall {
         }
     }
 
+    /// Waits until the link has written its start-up to the board (and
+    /// written nothing more for 300 ms): a board's first notifications in
+    /// a capture answer it (a Millennium's version and status).
+    fn wait_start_up(&self, address: &str) {
+        let until = Instant::now() + Duration::from_secs(20);
+        let (mut count, mut since) = (0, Instant::now());
+        loop {
+            let now = self.written(address).len();
+            if now != count {
+                (count, since) = (now, Instant::now());
+            } else if count > 0 && since.elapsed() >= Duration::from_millis(300) {
+                return;
+            }
+            assert!(Instant::now() < until, "no start-up written to {address}: {}", self.hall.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Plays `notifications` at the hall's speed, each cut in two when
     /// `cut` (a message over two notifications); `from` is where the
     /// capture's time starts.
@@ -262,6 +280,7 @@ fn one_game(protocol: &str, link: &str) -> Option<BleHall> {
     ble.add(address, &advertised(family), family);
     ble.run(&format!("[[boards]]\nname = \"t1\"\nprotocol = \"{protocol}\"\nbluetooth = \"{address}\"\n"), link);
     ble.wait_notifying(address);
+    ble.wait_start_up(address);
     ble.play(address, &notifications(&ble.hall.dir, protocol), false);
     ble.wait_game_over("t1");
     ble.stop();

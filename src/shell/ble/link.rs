@@ -69,6 +69,8 @@ pub async fn run(settings: BleSettings, mut io: PortChannels, clock: SessionCloc
         let mut board = match attempt {
             Ok(board) => board,
             Err(error) => {
+                // A bus that went away (dbus restarted) is not used again.
+                bus = None;
                 let _ = io.events.send(PortEvent::OpenFailed { error, retry_in: delay });
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
@@ -96,6 +98,7 @@ pub async fn run(settings: BleSettings, mut io: PortChannels, clock: SessionCloc
             return;
         }
         let reason = serve(&mut board, &mut io, &clock, &shutdown).await;
+        bus = None;
         let _ = io.events.send(PortEvent::Closed { reason: reason.clone() });
         if io.inputs.send(Input { t: clock.now(), body: InputBody::Disconnected }).await.is_err() {
             return;

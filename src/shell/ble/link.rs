@@ -129,6 +129,8 @@ struct Connected {
     write_spacing: Duration,
     /// When the last write went out.
     last_write: Option<tokio::time::Instant>,
+    /// What waits for its turn (spaced writes), oldest first.
+    pending: std::collections::VecDeque<Vec<u8>>,
     battery: Option<u8>,
     /// Property changes of the device and its characteristics.
     changes: MessageStream,
@@ -250,6 +252,7 @@ async fn connect(settings: &BleSettings, bus: &mut Option<Connection>) -> Result
         write_type,
         write_spacing: gatt.write_spacing,
         last_write: None,
+        pending: std::collections::VecDeque::new(),
         battery,
         changes,
         objects: objects_stream,
@@ -365,6 +368,7 @@ async fn serve(
     shutdown: &CancellationToken,
 ) -> String {
     loop {
+        let (next_write, writing) = (board.next_write(), !board.pending.is_empty());
         tokio::select! {
             change = board.changes.next() => {
                 let Some(Ok(message)) = change else { return "the D-Bus connection to BlueZ closed".into() };
@@ -427,24 +431,7 @@ async fn serve(
                 }
             }
             command = io.from_driver.recv() => match command {
-                Some(ToPort::Send(bytes)) => {
-                    // A board that wants its frames spaced (a Millennium)
-                    // drops what comes too soon after the last.
-                    if let Some(last) = board.last_write {
-                        tokio::time::sleep_until(last + board.write_spacing).await;
-                    }
-                    board.last_write = Some(tokio::time::Instant::now());
-                    let options = std::collections::HashMap::from([("type", Value::from(board.write_type))]);
-                    if let Err(error) =
-                        bluez::call(&board.bus, &board.write, bluez::CHARACTERISTIC, "WriteValue", &(&bytes, options)).await
-                    {
-                        hang_up(board).await;
-                        return format!("writing failed: {error}");
-                    }
-                    if let Some(recorder) = &io.recorder {
-                        let _ = recorder.send(Recorded::Tx(bytes).at(clock.now()).into());
-                    }
-                }
+                Some(ToPort::Send(bytes)) => board.pending.push_back(bytes),
                 Some(ToPort::Reconnect) => {
                     hang_up(board).await;
                     return "the board went silent".into();
@@ -454,11 +441,36 @@ async fn serve(
                     return "shutting down".into();
                 }
             },
+            // A board that wants its frames spaced (a Millennium) drops
+            // what comes too soon after the last: each write waits for its
+            // turn here, while notifications go on being read.
+            () = tokio::time::sleep_until(next_write), if writing => {
+                let bytes = board.pending.pop_front().expect("checked by the guard");
+                board.last_write = Some(tokio::time::Instant::now());
+                let options = std::collections::HashMap::from([("type", Value::from(board.write_type))]);
+                if let Err(error) =
+                    bluez::call(&board.bus, &board.write, bluez::CHARACTERISTIC, "WriteValue", &(&bytes, options)).await
+                {
+                    hang_up(board).await;
+                    return format!("writing failed: {error}");
+                }
+                if let Some(recorder) = &io.recorder {
+                    let _ = recorder.send(Recorded::Tx(bytes).at(clock.now()).into());
+                }
+            }
             () = shutdown.cancelled() => {
                 hang_up(board).await;
                 return "shutting down".into();
             }
         }
+    }
+}
+
+impl Connected {
+    /// When the next write may go out.
+    fn next_write(&self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        self.last_write.map_or(now, |last| (last + self.write_spacing).max(now))
     }
 }
 

@@ -23,7 +23,8 @@ use super::settings;
 /// its USB IDs. Ports another program has open are not touched.
 ///
 /// Bluetooth LE boards in range are listed too (through BlueZ, by the
-/// name they advertise), with their address and signal strength.
+/// name they advertise), with their address and signal strength: give the
+/// address as the board's `bluetooth = "…"` (docs/boards.md).
 ///
 /// Use the serial number in a board's configuration (`serial = "…"`) to
 /// find it wherever it is plugged in, or the stable name the udev rules

@@ -1,5 +1,6 @@
 //! `[[boards]]` and `[discovery]`: each board's family, where it is (a port,
-//! or a serial number found on any port), its players and round, its
+//! a serial number found on any port, or a Bluetooth LE address or name),
+//! its players and round, its
 //! clock and lights, and its pair (appendix D); the round's pairings
 //! applied to the boards.
 
@@ -32,10 +33,14 @@ pub struct DiscoveryConfig {
 pub struct BoardConfig {
     /// How outputs and logs name the board.
     pub name: String,
-    /// The board's protocol (`dgt`).
-    pub protocol: String,
+    /// The board's protocol (`dgt`); may be left out for a Bluetooth LE
+    /// board configured by the name it advertises (`Chessnut Air`).
+    pub protocol: Option<String>,
     /// The device to open.
     pub port: Option<PathBuf>,
+    /// A Bluetooth LE board's address (`C0:FF:EE:00:00:01`) or the name it
+    /// advertises.
+    pub bluetooth: Option<String>,
     /// The board's serial number, to find it among the ports.
     pub serial: Option<String>,
     /// Which clock display is White's.
@@ -148,6 +153,51 @@ pub enum FindBoard {
     Port(PathBuf),
     /// Probe the serial ports for the board with this serial number.
     Serial(String),
+    /// Reach this Bluetooth LE board through BlueZ.
+    Bluetooth(BluetoothTarget),
+}
+
+/// Which Bluetooth LE board: by address, or by the name it advertises.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BluetoothTarget {
+    /// Its address, upper case (`C0:FF:EE:00:00:01`).
+    Address(String),
+    /// The name it advertises (`Chessnut Air`), matched whole, ignoring
+    /// case.
+    Name(String),
+}
+
+impl BluetoothTarget {
+    /// An address when `text` is six pairs of hex digits joined by colons,
+    /// otherwise a name.
+    pub fn parse(text: &str) -> Self {
+        let text = text.trim();
+        let parts: Vec<&str> = text.split(':').collect();
+        if parts.len() == 6 && parts.iter().all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit())) {
+            Self::Address(text.to_ascii_uppercase())
+        } else {
+            Self::Name(text.to_owned())
+        }
+    }
+
+    /// Whether two targets stand for the same board.
+    fn same(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Address(a), Self::Address(b)) => a == b,
+            (Self::Name(a), Self::Name(b)) => a.eq_ignore_ascii_case(b),
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for BluetoothTarget {
+    /// `C0:FF:EE:00:00:01`, or `"Chessnut Air"`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Address(address) => f.write_str(address),
+            Self::Name(name) => write!(f, "{name:?}"),
+        }
+    }
 }
 
 /// A board's tag, or `""`.
@@ -171,15 +221,9 @@ impl BoardKeys {
 }
 
 /// The names of the board families read live, quoted, for an error:
-/// `"dgt", "millennium", "certabo" or "sentio"`.
+/// `"dgt", "millennium", … or "chessup"`.
 pub(super) fn live_families() -> String {
-    // Bluetooth LE families are decoded (their captures replay) but not
-    // read live yet (issue 30): a typo must not be told to try them.
-    let names: Vec<String> = Protocol::LIVE
-        .into_iter()
-        .filter(|p| p.family().is_some_and(|f| f.on_serial))
-        .map(|p| format!("{:?}", p.name()))
-        .collect();
+    let names: Vec<String> = Protocol::LIVE.into_iter().map(|p| format!("{:?}", p.name())).collect();
     match names.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
@@ -187,26 +231,40 @@ pub(super) fn live_families() -> String {
     }
 }
 
-/// The board's family, and the keys that only some families take.
+/// The board's family, and the keys that only some families take. A
+/// Bluetooth LE board configured by name may leave `protocol` out: the
+/// family is the one whose boards advertise such a name.
 fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigError> {
-    let protocol = b.protocol.parse::<Protocol>().ok().filter(|p| *p != Protocol::EVENTS).ok_or_else(|| {
+    let Some(text) = &b.protocol else {
+        return protocol_from_name(keys, b);
+    };
+    let protocol = text.parse::<Protocol>().ok().filter(|p| *p != Protocol::EVENTS).ok_or_else(|| {
         error(
             keys.key("protocol"),
-            &format!("{:?}", b.protocol),
+            &format!("{text:?}"),
             &format!("{} (the board families this daemon reads live)", live_families()),
         )
     })?;
     let family = protocol.family().expect("`events` is refused above");
-    if !family.on_serial {
-        // Its family is decoded (captures replay), but the daemon has no
-        // Bluetooth LE link yet (issue 30).
+    if b.bluetooth.is_some() && family.bluetooth.is_none() {
+        return Err(error(
+            keys.key("bluetooth"),
+            &quoted(b.bluetooth.as_deref().unwrap_or_default()),
+            &format!(
+                "port = \"/dev/…\": {protocol} boards are read on a serial port (USB, or Bluetooth Classic through /dev/rfcomm…); \
+                 only {} boards speak Bluetooth LE",
+                names_of(|f| f.bluetooth.is_some())
+            ),
+        ));
+    }
+    if !family.on_serial && b.bluetooth.is_none() {
         return Err(error(
             keys.key("protocol"),
-            &format!("{:?}", b.protocol),
+            &format!("{text:?}"),
             &format!(
-                "{} ({protocol} boards speak Bluetooth LE, which `boardcast run` does not read yet; \
-                 their captures can be replayed)",
-                names_of(|f| f.on_serial)
+                "a board configured with bluetooth = \"C0:FF:EE:00:00:01\" (its address) or the name it advertises, \
+                 in place of port or serial: {protocol} boards speak Bluetooth LE, not on a serial port \
+                 (`boardcast list-ports` shows the boards in range; docs/boards.md)"
             ),
         ));
     }
@@ -228,6 +286,33 @@ fn protocol_of(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigErro
         ));
     }
     Ok(protocol)
+}
+
+/// The family of a board configured without `protocol`: only a Bluetooth
+/// LE board's advertised name can say it.
+fn protocol_from_name(keys: &BoardKeys, b: &BoardConfig) -> Result<Protocol, ConfigError> {
+    let missing = |why: &str| error(keys.key("protocol"), "(missing)", why);
+    let Some(target) = &b.bluetooth else {
+        return Err(missing(&format!("one of {} (the board's family)", live_families())));
+    };
+    let BluetoothTarget::Name(name) = BluetoothTarget::parse(target) else {
+        return Err(missing(&format!(
+            "the board's family, one of {}: an address does not say which (`boardcast list-ports` shows it)",
+            names_of(|f| f.bluetooth.is_some())
+        )));
+    };
+    let lower = name.to_lowercase();
+    let family = boardcast_core::protocol::FAMILIES
+        .into_iter()
+        .find(|f| f.bluetooth.as_ref().is_some_and(|ble| lower.contains(&ble.name_contains.to_lowercase())))
+        .ok_or_else(|| {
+            missing(&format!(
+                "the board's family, one of {}: the name {} does not say which",
+                names_of(|f| f.bluetooth.is_some()),
+                quoted(&name)
+            ))
+        })?;
+    Ok(family.protocol())
 }
 
 /// What the board's DGT 3000 clock shows besides the times, and when.
@@ -287,6 +372,37 @@ fn clock_display_mode(keys: &BoardKeys, b: &BoardConfig, protocol: Protocol) -> 
 /// How the board is found (by port, or by serial number), and not on the
 /// port or with the serial number of a board before it.
 fn find_of(keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<FindBoard, ConfigError> {
+    if let Some(target) = &b.bluetooth {
+        for (key, given) in [("port", b.port.is_some()), ("serial", b.serial.is_some())] {
+            if given {
+                return Err(error(
+                    keys.key(key),
+                    "(given with bluetooth)",
+                    "nothing: a board is found either by bluetooth or by port or serial; remove one of them",
+                ));
+            }
+        }
+        let target = BluetoothTarget::parse(target);
+        if let BluetoothTarget::Name(name) = &target
+            && name.is_empty()
+        {
+            return Err(error(
+                keys.key("bluetooth"),
+                "\"\"",
+                "the board's address (\"C0:FF:EE:00:00:01\") or the name it advertises (`boardcast list-ports`)",
+            ));
+        }
+        if let Some(other) =
+            before.iter().find(|other| matches!(&other.find, FindBoard::Bluetooth(t) if t.same(&target)))
+        {
+            return Err(error(
+                keys.key("bluetooth"),
+                &quoted(&target.to_string()),
+                &format!("a Bluetooth board no other board reads (board {:?} reads it)", other.name),
+            ));
+        }
+        return Ok(FindBoard::Bluetooth(target));
+    }
     let find = match (&b.port, &b.serial) {
         (Some(port), None) => FindBoard::Port(port.clone()),
         (None, Some(serial)) => FindBoard::Serial(serial.clone()),
@@ -301,7 +417,7 @@ fn find_of(keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<FindBo
             return Err(error(
                 keys.key("port"),
                 "(missing)",
-                "port = \"/dev/…\" or serial = \"…\" (the board's serial number)",
+                "port = \"/dev/…\", serial = \"…\" (the board's serial number) or bluetooth = \"…\" (a Bluetooth LE board's address or name)",
             ));
         }
     };
@@ -335,7 +451,7 @@ fn find_of(keys: &BoardKeys, b: &BoardConfig, before: &[Board]) -> Result<FindBo
 
 impl Config {
     /// The boards, checked: names unique and non-empty, a known protocol,
-    /// and exactly one of `port` and `serial`.
+    /// and exactly one of `port`, `serial` and `bluetooth`.
     ///
     /// # Errors
     ///

@@ -57,8 +57,9 @@ impl AssignedBoard {
     fn table(&self) -> BoardConfig {
         BoardConfig {
             name: self.name.clone(),
-            protocol: self.protocol.clone(),
+            protocol: Some(self.protocol.clone()),
             port: self.port.clone(),
+            bluetooth: None,
             serial: self.serial.clone(),
             white_clock: Default::default(),
             chess960: false,

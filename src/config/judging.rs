@@ -37,6 +37,33 @@ pub struct LinkSettings {
     pub keepalive_ms: u64,
     pub silent_ms: u64,
     pub reconnect_max_ms: u64,
+    /// A DGT Pegasus's developer key: 12 hex digits, or empty for none.
+    #[serde(default)]
+    pub pegasus_key: String,
+}
+
+/// `link.pegasus_key`: six bytes as 12 hex digits (spaces and colons
+/// allowed between them), or none.
+fn pegasus_key(text: &str) -> Result<Option<[u8; 6]>, ConfigError> {
+    let digits: String = text.chars().filter(|c| !c.is_whitespace() && *c != ':').collect();
+    if digits.is_empty() {
+        return Ok(None);
+    }
+    let refused = || {
+        error(
+            "link.pegasus_key".into(),
+            &format!("{text:?}"),
+            "the developer key DGT gave you, 6 bytes as 12 hex digits (\"0123456789ab\"), or \"\" for none",
+        )
+    };
+    if digits.len() != 12 || !digits.is_ascii() {
+        return Err(refused());
+    }
+    let mut key = [0u8; 6];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).map_err(|_| refused())?;
+    }
+    Ok(Some(key))
 }
 
 impl Config {
@@ -101,6 +128,7 @@ impl Config {
         Ok(boardcast_core::protocol::link::LinkConfig {
             keepalive_after: Duration::from_millis(l.keepalive_ms),
             silent_after: Duration::from_millis(l.silent_ms),
+            pegasus_key: pegasus_key(&l.pegasus_key)?,
             ..Default::default()
         })
     }

@@ -26,7 +26,7 @@ mod tests;
 
 pub use self::{
     analysis::{Analysis, AnalysisConfig, DEBIAN_STOCKFISH, find_stockfish},
-    boards::{Board, BoardConfig, DiscoveryConfig, FindBoard, Pairing},
+    boards::{BluetoothTarget, Board, BoardConfig, DiscoveryConfig, FindBoard, Pairing},
     broadcast::BroadcastConfig,
     files::{PgnConfig, RecordingConfig},
     hall::{AssignedBoard, HallConfig, StateError, StateFile, StateOrConfig},

@@ -40,7 +40,10 @@ fn boards_need_a_protocol_and_a_way_to_be_found() {
     assert_eq!(ok.boards().unwrap()[0].find, FindBoard::Serial("03921".into()));
     for (extra, message) in [
         ("[[boards]]\nname = \"b1\"\nprotocol = \"dgx\"\nport = \"/dev/x\"\n", "boards[0].protocol = \"dgx\": \"dgt\""),
-        ("[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\n", "boards[0].port = (missing): port = \"/dev/…\" or serial"),
+        (
+            "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\n",
+            "boards[0].port = (missing): port = \"/dev/…\", serial = \"…\" (the board's serial number) or bluetooth",
+        ),
         (
             "[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/a\"\n[[boards]]\nname = \"b1\"\nprotocol = \"dgt\"\nport = \"/dev/b\"\n",
             "boards[1].name = \"b1\": a name no other board has",
@@ -399,7 +402,10 @@ fn speech_commands_languages_and_boards_are_checked() {
 
 #[test]
 fn an_unknown_family_is_answered_with_every_live_family() {
-    assert_eq!(live_families(), r#""dgt", "millennium", "certabo" or "sentio""#);
+    assert_eq!(
+        live_families(),
+        r#""dgt", "millennium", "certabo", "sentio", "chessnut", "pegasus", "squareoff", "ichessone" or "chessup""#
+    );
 }
 
 #[test]
@@ -530,4 +536,32 @@ fn the_consoles_keys_default_to_operators_only_and_sessions_with_units_and_bound
     (config.http.session_idle_min, config.http.session_max_h) = (60, 1000);
     let got = config.http().unwrap_err().to_string();
     assert!(got.starts_with("http.session_max_h = 1000: hours from 1 to 168"), "{got}");
+}
+
+#[test]
+fn a_pegasus_developer_key_is_twelve_hex_digits() {
+    let with = |key: &str| {
+        let mut config = parse("");
+        config.link.pegasus_key = key.into();
+        config.link()
+    };
+    assert_eq!(with("").unwrap().pegasus_key, None);
+    assert_eq!(with("01:23:45:67:89:ab").unwrap().pegasus_key, Some([0x01, 0x23, 0x45, 0x67, 0x89, 0xab]));
+    for bad in ["0123", "0123456789zz", "0123456789abcd"] {
+        let error = with(bad).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("link.pegasus_key = {bad:?}: the developer key")), "{error}");
+    }
+}
+
+#[test]
+fn a_bluetooth_board_is_found_by_address_or_by_name() {
+    use crate::config::BluetoothTarget;
+    assert_eq!(BluetoothTarget::parse(" c0:ff:ee:00:00:01 "), BluetoothTarget::Address("C0:FF:EE:00:00:01".into()));
+    assert_eq!(BluetoothTarget::parse("Chessnut Air"), BluetoothTarget::Name("Chessnut Air".into()));
+    // Not six pairs of hex digits: a name.
+    assert_eq!(BluetoothTarget::parse("C0:FF:EE:00:00"), BluetoothTarget::Name("C0:FF:EE:00:00".into()));
+    let config = parse("[[boards]]\nname = \"b1\"\nbluetooth = \"DGT_Pegasus_1234\"\n");
+    let board = &config.boards().unwrap()[0];
+    assert_eq!(board.protocol.name(), "pegasus");
+    assert_eq!(board.find, FindBoard::Bluetooth(BluetoothTarget::Name("DGT_Pegasus_1234".into())));
 }

@@ -31,7 +31,7 @@ use boardcast_core::{
     capture::{LinkChange, Record, RecordBody},
     operator::Command,
     pair::Line,
-    protocol::link::LinkEvent,
+    protocol::{BoardInfo, link::LinkEvent},
     sensor::SensorEvent,
     session::{BoardSession, NoticeKind, Output},
     sink::{AnySink, Games, Sink},
@@ -58,6 +58,9 @@ pub enum InputBody {
     Connected,
     /// The port closed.
     Disconnected,
+    /// What the board told outside its bytes (a Bluetooth LE board's
+    /// battery, from BlueZ). Not recorded: no capture record holds it.
+    Info(BoardInfo),
     /// The game of the board mirroring this one changed (paired boards,
     /// Laws appendix D). Not recorded: it is the other board's capture's.
     Mirror(Line),
@@ -246,6 +249,7 @@ pub async fn drive(
                         session.handle_disconnected(t);
                     }
                     InputBody::Mirror(line) => session.handle_mirror(t, line),
+                    InputBody::Info(info) => session.handle_board_info(t, info),
                 }
                 t
             }

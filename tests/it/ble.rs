@@ -3,8 +3,8 @@
 //! captures of their notifications that `boardcast replay` turns back into
 //! the game; `list-ports` finds the boards in range through BlueZ (a mock
 //! BlueZ on a private D-Bus: python-dbusmock with the template in
-//! tests/fixtures/bluez-gatt); `config check` refuses a board the daemon
-//! cannot read live yet.
+//! tests/fixtures/bluez-gatt); `config check` takes a board by its
+//! Bluetooth address or name, and refuses one on a serial port.
 
 use std::{fs, path::PathBuf, process::Command};
 
@@ -45,18 +45,57 @@ fn synth_writes_ble_captures_that_replay_to_the_game() {
 }
 
 #[test]
-fn a_bluetooth_board_in_the_configuration_is_refused_with_what_can_be_done() {
+fn a_bluetooth_board_is_configured_by_address_or_name_and_not_on_a_port() {
     let dir = scratch("ble_config");
     let file = dir.join("boardcast.toml");
+    let check = |text: &str| {
+        fs::write(&file, text).unwrap();
+        boardcast(&["config", "check", "--config", file.to_str().unwrap()])
+    };
     for protocol in ["chessnut", "pegasus"] {
-        fs::write(&file, format!("[[boards]]\nname = \"t1\"\nprotocol = \"{protocol}\"\nport = \"/dev/ttyUSB0\"\n"))
-            .unwrap();
-        let out = boardcast(&["config", "check", "--config", file.to_str().unwrap()]);
+        let out = check(&format!("[[boards]]\nname = \"t1\"\nprotocol = \"{protocol}\"\nport = \"/dev/ttyUSB0\"\n"));
         assert_eq!(out.status.code(), Some(2));
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(said.contains(&format!("boards[0].protocol = \"{protocol}\"")), "{said}");
-        assert!(said.contains("Bluetooth LE, which `boardcast run` does not read yet"), "{said}");
+        assert!(said.contains("bluetooth = \"C0:FF:EE:00:00:01\""), "{said}");
+        assert!(said.contains("speak Bluetooth LE"), "{said}");
     }
+    // By address, with its family; by the name it advertises, whose
+    // family the name says.
+    let out = check(
+        "[[boards]]\nname = \"t1\"\nprotocol = \"pegasus\"\nbluetooth = \"c0:ff:ee:00:00:01\"\n\
+         [[boards]]\nname = \"t2\"\nbluetooth = \"Chessnut Air\"\n",
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("Bluetooth LE C0:FF:EE:00:00:01"), "{said}");
+    assert!(said.contains("Bluetooth LE \"Chessnut Air\""), "{said}");
+    // What cannot be: both a port and Bluetooth, an address without a
+    // family, a serial family over Bluetooth LE, one board twice.
+    let refused = [
+        (
+            "protocol = \"chessnut\"\nport = \"/dev/ttyUSB0\"\nbluetooth = \"Chessnut Air\"\n",
+            "boards[0].port = (given with bluetooth): nothing: a board is found either by bluetooth or by port or serial",
+        ),
+        (
+            "bluetooth = \"C0:FF:EE:00:00:01\"\n",
+            "boards[0].protocol = (missing): the board's family, one of millennium, chessnut,",
+        ),
+        ("bluetooth = \"My board\"\n", "the name \"My board\" does not say which"),
+        ("protocol = \"dgt\"\nbluetooth = \"C0:FF:EE:00:00:01\"\n", "dgt boards are read on a serial port"),
+    ];
+    for (table, error) in refused {
+        let out = check(&format!("[[boards]]\nname = \"t1\"\n{table}"));
+        assert_eq!(out.status.code(), Some(2), "{table}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(error), "{table}: {said}");
+    }
+    let twice = "[[boards]]\nname = \"t1\"\nbluetooth = \"Chessnut Air\"\n[[boards]]\nname = \"t2\"\nbluetooth = \"chessnut air\"\n";
+    let said = String::from_utf8_lossy(&check(twice).stderr).into_owned();
+    assert!(
+        said.contains("boards[1].bluetooth = \"\\\"chessnut air\\\"\": a Bluetooth board no other board reads"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -34,6 +34,7 @@ mod support;
 mod alert_quality;
 mod analysis;
 mod ble;
+mod ble_link;
 mod bridges;
 mod calibrate;
 mod cli;

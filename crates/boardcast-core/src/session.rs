@@ -359,6 +359,14 @@ impl BoardSession {
         }
     }
 
+    /// Something the board tells through another channel than its bytes
+    /// (a Bluetooth LE board's battery, as BlueZ reads it), reported as
+    /// the board's own report would be. It is in no capture: a replay does
+    /// without it.
+    pub fn handle_board_info(&mut self, now: Timestamp, info: BoardInfo) {
+        self.notices.push_back(Notice { t: now, kind: NoticeKind::Board(info) });
+    }
+
     /// Bytes received from the board.
     pub fn handle_bytes(&mut self, now: Timestamp, bytes: &[u8]) {
         let Some(decoder) = &mut self.decoder else {

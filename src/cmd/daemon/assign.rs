@@ -114,6 +114,7 @@ pub(super) async fn run(
                 match &started.find {
                     boardcast::config::FindBoard::Port(path) => format!("at {}", path.display()),
                     boardcast::config::FindBoard::Serial(serial) => format!("serial {serial}"),
+                    boardcast::config::FindBoard::Bluetooth(target) => format!("Bluetooth LE {target}"),
                 },
                 hall.state_file.display()
             );

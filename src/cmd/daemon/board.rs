@@ -13,6 +13,7 @@ use tracing::{Instrument, Span, error, info, warn};
 use boardcast::{
     config::{Board, FindBoard, Pairing},
     shell::{
+        ble::{self, link::BleSettings},
         clock::SessionClock,
         driver::{Forward, Input, InputBody, Outlets, drive},
         port::{self, Locate, PortChannels, PortSettings},
@@ -75,12 +76,16 @@ struct Behind {
 /// One board, from start to shutdown; `Err` when its driver failed (the
 /// supervisor then starts it again, and its game resumes from the capture).
 pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String> {
+    let family = board.protocol.family().expect("a configured board is of a family (`events` is refused)");
     let locate = match &board.find {
-        FindBoard::Port(path) => Locate::Path(path.clone()),
+        FindBoard::Port(path) => Ok(Locate::Path(path.clone())),
         FindBoard::Serial(serial) => {
-            let family = board.protocol.family().expect("a configured board is of a family (`events` is refused)");
             info!("looking for the {} with serial number {serial} on the serial ports", family.title);
-            Locate::Serial { family, serial: serial.clone(), extra_ports: shared.extra_ports.clone() }
+            Ok(Locate::Serial { family, serial: serial.clone(), extra_ports: shared.extra_ports.clone() })
+        }
+        FindBoard::Bluetooth(target) => {
+            info!("looking for the {} {target} through BlueZ", family.title);
+            Err(BleSettings { target: target.clone(), family, reconnect_max: shared.reconnect_max })
         }
     };
     let Begun { session, clock, epoch_ms, session_id, past, turn, recorder, recorder_task, carried } =
@@ -112,11 +117,17 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
             number: boardcast_core::pairings::board_number(&board.path.board),
         },
     );
-    let port_settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
     let channels = PortChannels { inputs: inputs_tx, from_driver: to_port_rx, recorder, events: events_tx };
     // The port stops on shutdown, or when this board's driver failed.
     let stop_port = shared.shutdown.child_token();
-    let mut port = tokio::spawn(port::run(port_settings, channels, clock, stop_port.clone()));
+    // A Bluetooth LE board's link stands where a serial board's port does.
+    let mut port = match locate {
+        Ok(locate) => {
+            let settings = PortSettings { locate, baud: board.protocol.baud(), reconnect_max: shared.reconnect_max };
+            tokio::spawn(port::run(settings, channels, clock, stop_port.clone()))
+        }
+        Err(ble) => tokio::spawn(ble::link::run(ble, channels, clock, stop_port.clone())),
+    };
     let mut driver = tokio::spawn(drive(session, inputs_rx, outlets, clock));
 
     // Normally the port stops first (shutdown) and closes the driver's

@@ -86,6 +86,7 @@ impl BoardFeeds {
             BoardFeed::new(self.settings.clone(), &board.name, board.path.clone(), start.epoch_ms, start.session_id);
         let port = match &board.find {
             FindBoard::Port(path) => Some(path.display().to_string()),
+            FindBoard::Bluetooth(target) => Some(format!("bluetooth {target}")),
             FindBoard::Serial(_) => None,
         };
         feed.describe(board.protocol.name(), port.as_deref());

@@ -46,6 +46,7 @@ pub(super) fn identity(board: &Board) -> Identity {
     let (serialnr, source) = match &board.find {
         FindBoard::Serial(serial) => (serial.clone(), None),
         FindBoard::Port(path) => (board.name.clone(), path.file_name().map(|name| name.to_string_lossy().into_owned())),
+        FindBoard::Bluetooth(target) => (board.name.clone(), Some(target.to_string())),
     };
     Identity {
         name: board.name.clone(),

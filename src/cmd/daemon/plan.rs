@@ -424,6 +424,7 @@ fn describe_board(board: &Board) -> String {
     let found = match &board.find {
         FindBoard::Port(path) => format!("at {}", path.display()),
         FindBoard::Serial(serial) => format!("the board with serial number {serial}, wherever it is plugged in"),
+        FindBoard::Bluetooth(target) => format!("Bluetooth LE {target}, through BlueZ"),
     };
     let chess960 = if board.chess960 { ", Chess960" } else { "" };
     let pair = match &board.pair {

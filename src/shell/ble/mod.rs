@@ -4,8 +4,12 @@
 //! (the tests' private bus with a mock BlueZ).
 //!
 //! - [`scan`]: which boards are in range, for `list-ports`.
-//!
-//! The link that reads a board live (connect, notifications into the same
-//! driver as serial bytes, reconnection) is still to come (issue 30).
+//! - [`link`]: a configured board read live (`bluetooth = …` in its
+//!   table): connected, its notifications handed to the same driver as a
+//!   serial board's bytes, what the driver sends written back, and the
+//!   connection made again when it drops.
+//! - [`bluez`]: the D-Bus calls both make, and reading BlueZ's answers.
 
+pub mod bluez;
+pub mod link;
 pub mod scan;

@@ -8,19 +8,9 @@
 use std::{collections::HashMap, time::Duration};
 
 use boardcast_core::protocol::{FAMILIES, Family};
-use zbus::{
-    Connection,
-    zvariant::{OwnedObjectPath, OwnedValue, Value},
-};
+use zbus::{Connection, zvariant::Value};
 
-/// BlueZ's name on the bus.
-const BLUEZ: &str = "org.bluez";
-const ADAPTER: &str = "org.bluez.Adapter1";
-const DEVICE: &str = "org.bluez.Device1";
-
-/// What `GetManagedObjects` returns: each object's interfaces and their
-/// properties.
-type ManagedObjects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
+use super::bluez::{ADAPTER, DEVICE, Properties, adapters, call, managed_objects};
 
 /// Why no scan could be made.
 #[derive(Debug, thiserror::Error)]
@@ -78,8 +68,7 @@ impl std::fmt::Display for InRange {
 pub async fn scan(wait: Duration) -> Result<Vec<InRange>, ScanError> {
     let bus = Connection::system().await.map_err(ScanError::NoBus)?;
     let objects = managed_objects(&bus).await.map_err(ScanError::NoBlueZ)?;
-    let adapters: Vec<&OwnedObjectPath> =
-        objects.iter().filter(|(_, interfaces)| interfaces.contains_key(ADAPTER)).map(|(path, _)| path).collect();
+    let adapters = adapters(&objects);
     if adapters.is_empty() {
         return Err(ScanError::NoAdapter);
     }
@@ -88,33 +77,23 @@ pub async fn scan(wait: Duration) -> Result<Vec<InRange>, ScanError> {
         // Only LE devices; BlueZ also refuses to start some adapters'
         // discovery before a filter is set.
         let filter = HashMap::from([("Transport", Value::from("le"))]);
-        bus.call_method(Some(BLUEZ), adapter.as_str(), Some(ADAPTER), "SetDiscoveryFilter", &(filter,))
-            .await
-            .map_err(discovery)?;
-        bus.call_method(Some(BLUEZ), adapter.as_str(), Some(ADAPTER), "StartDiscovery", &())
-            .await
-            .map_err(discovery)?;
+        call(&bus, adapter, ADAPTER, "SetDiscoveryFilter", &(filter,)).await.map_err(discovery)?;
+        call(&bus, adapter, ADAPTER, "StartDiscovery", &()).await.map_err(discovery)?;
     }
     tokio::time::sleep(wait).await;
     let objects = managed_objects(&bus).await.map_err(ScanError::NoBlueZ)?;
     for adapter in &adapters {
         // Best effort: BlueZ also stops a client's discovery when the
         // client leaves the bus, which this one does next.
-        let _ = bus.call_method(Some(BLUEZ), adapter.as_str(), Some(ADAPTER), "StopDiscovery", &()).await;
+        let _ = call(&bus, adapter, ADAPTER, "StopDiscovery", &()).await;
     }
     let mut found: Vec<InRange> = objects.values().filter_map(|interfaces| board_of(interfaces.get(DEVICE)?)).collect();
     found.sort_by(|a, b| a.address.cmp(&b.address));
     Ok(found)
 }
 
-async fn managed_objects(bus: &Connection) -> zbus::Result<ManagedObjects> {
-    let reply =
-        bus.call_method(Some(BLUEZ), "/", Some("org.freedesktop.DBus.ObjectManager"), "GetManagedObjects", &()).await?;
-    reply.body().deserialize()
-}
-
 /// The board a device is, if its name says so.
-fn board_of(device: &HashMap<String, OwnedValue>) -> Option<InRange> {
+fn board_of(device: &Properties) -> Option<InRange> {
     let text = |key: &str| device.get(key).and_then(|value| <&str>::try_from(value).ok()).map(str::to_owned);
     let address = text("Address")?;
     let name = text("Name").or_else(|| text("Alias"))?;

@@ -87,6 +87,9 @@ pub struct Bluetooth {
     pub notify: &'static str,
     /// The characteristic the host writes its commands to.
     pub write: &'static str,
+    /// The least time between two writes the board takes (a Millennium
+    /// wants 100 ms between frames); zero for none.
+    pub write_spacing: std::time::Duration,
 }
 
 /// How to recognise a board of a family on a port, whose USB IDs say

@@ -85,6 +85,7 @@ pub const FAMILY: Family = Family {
         service: POSITION_SERVICE,
         notify: POSITION_CHARACTERISTIC,
         write: COMMAND_CHARACTERISTIC,
+        write_spacing: std::time::Duration::ZERO,
     }),
     decoder: || Box::new(ChessnutDecoder::new()),
     link: |config| Box::new(link::ChessnutLink::new(config)),

@@ -198,6 +198,7 @@ pub const FAMILY: Family = Family {
         service: uart::SERVICE,
         notify: uart::NOTIFY,
         write: uart::WRITE,
+        write_spacing: std::time::Duration::ZERO,
     }),
     decoder: || Box::new(ChessUpDecoder::new()),
     link: |config| Box::new(link::ChessUpLink::new(config)),

@@ -164,6 +164,7 @@ pub const FAMILY: Family = Family {
         service: uart::SERVICE,
         notify: uart::NOTIFY,
         write: uart::WRITE,
+        write_spacing: std::time::Duration::ZERO,
     }),
     decoder: || Box::new(IChessOneDecoder::new()),
     link: |config| Box::new(link::IChessOneLink::new(config)),

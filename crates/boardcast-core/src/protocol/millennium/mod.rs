@@ -129,6 +129,7 @@ pub const FAMILY: Family = Family {
         service: BLE_SERVICE,
         notify: BLE_NOTIFY,
         write: BLE_WRITE,
+        write_spacing: link::LED_SPACING,
     }),
     decoder: || Box::new(MillenniumDecoder::new()),
     link: |config| Box::new(link::MillenniumLink::new(config)),

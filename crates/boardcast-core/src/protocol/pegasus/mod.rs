@@ -185,6 +185,7 @@ pub const FAMILY: Family = Family {
         service: UART_SERVICE,
         notify: UART_NOTIFY,
         write: UART_WRITE,
+        write_spacing: std::time::Duration::ZERO,
     }),
     decoder: || Box::new(PegasusDecoder::new()),
     link: |config| Box::new(PegasusLink::new(config)),

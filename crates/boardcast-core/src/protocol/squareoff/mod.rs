@@ -187,6 +187,7 @@ pub const FAMILY: Family = Family {
         service: uart::SERVICE,
         notify: uart::NOTIFY,
         write: uart::WRITE,
+        write_spacing: std::time::Duration::ZERO,
     }),
     decoder: || Box::new(SquareOffDecoder::new()),
     link: |config| Box::new(link::SquareOffLink::new(config)),

@@ -4,8 +4,11 @@
 //! (the tests' private bus with a mock BlueZ).
 //!
 //! - [`scan`]: which boards are in range, for `list-ports`.
+//! - [`peripheral`]: a simulated board's side, on the mock BlueZ, for
+//!   `boardcast simulate --bluetooth`.
 //!
 //! The link that reads a board live (connect, notifications into the same
 //! driver as serial bytes, reconnection) is still to come (issue 30).
 
+pub mod peripheral;
 pub mod scan;

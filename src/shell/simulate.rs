@@ -152,8 +152,10 @@ async fn play(
         simulated: Simulated::default(),
         settings,
     };
-    // The board as the capture begins.
-    while let Some(record) = sim.records.next_if(|r| r.t == Timestamp::ZERO) {
+    // The board as the capture begins: its first moment's records (a
+    // Bluetooth board's first message comes cut over notifications a few
+    // milliseconds apart; a host asking at once must see all of it).
+    while let Some(record) = sim.records.next_if(|r| r.t < FIRST_MOMENT) {
         play_record(sim.board.as_mut(), &record);
     }
     loop {
@@ -322,6 +324,10 @@ impl Simulation {
         Ok(self.end.is_some_and(|e| now >= e) && self.replug_at.is_none())
     }
 }
+
+/// The capture's first moment: what it records before this is how the
+/// board stands before the game starts playing (far shorter than a move).
+const FIRST_MOMENT: Timestamp = Timestamp::from_millis(100);
 
 /// How late the next record may be before the game is moved later rather
 /// than caught up (timers wake a little late even on an idle machine).

@@ -1,5 +1,5 @@
-//! `boardcast simulate`: a capture played as a live DGT board behind a
-//! pseudo-terminal.
+//! `boardcast simulate`: a capture played as a live board behind a
+//! pseudo-terminal, or as a Bluetooth LE board on the mock BlueZ.
 
 use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 
@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum, builder::TypedValueParser};
 use tokio_util::sync::CancellationToken;
 
-use boardcast::shell::simulate::{SimulateSettings, run as simulate};
+use boardcast::shell::simulate::{BluetoothBoard, SimulateSettings, run as simulate, run_bluetooth};
 use boardcast_core::{protocol::Protocol, replay::read_capture, sensor::ClockSide};
 
 /// Plays a capture as a live board (DGT by default; Millennium, Certabo or
@@ -23,17 +23,36 @@ use boardcast_core::{protocol::Protocol, replay::read_capture, sensor::ClockSide
 /// streams by itself: at once); until then the board stands as the capture
 /// begins. Runs until the capture has been played (and a few seconds more),
 /// or Ctrl-C.
+///
+/// With --bluetooth ADDRESS it plays a Bluetooth LE board instead (a family
+/// with Bluetooth LE: the capture's own, or --protocol for a capture of
+/// events) on the MOCK BlueZ only: a real BlueZ cannot stand in for a
+/// board. Start the mock first (python3 -m dbusmock --system -t
+/// bluez_gatt.py on a private D-Bus, DBUS_SYSTEM_BUS_ADDRESS pointing at it;
+/// docs/boards.md, "Try a Bluetooth family without the board"). The board
+/// is added with its family's service, the capture starts once a host has
+/// connected and started notifications, and what the host writes is
+/// answered as the board does.
 #[derive(Debug, Args)]
 pub(crate) struct SimulateArgs {
-    /// The board family to simulate.
-    #[arg(long, default_value = "dgt", value_parser = live_protocols())]
-    protocol: Protocol,
+    /// The board family to simulate [default: dgt; with --bluetooth, the
+    /// capture's family].
+    #[arg(long, value_parser = live_protocols())]
+    protocol: Option<Protocol>,
     /// The capture to play (protocol `dgt` or `events`).
     #[arg(long, value_name = "FILE")]
     capture: PathBuf,
     /// Where to link the board's device (e.g. /tmp/board1).
-    #[arg(long, value_name = "PATH")]
-    link: PathBuf,
+    #[arg(long, value_name = "PATH", required_unless_present = "bluetooth")]
+    link: Option<PathBuf>,
+    /// Play a Bluetooth LE board at this address (AA:BB:CC:DD:EE:FF) on
+    /// the mock BlueZ, instead of a board behind a pseudo-terminal.
+    #[arg(long, value_name = "ADDRESS", conflicts_with_all = ["link", "unplug_at", "noise"])]
+    bluetooth: Option<String>,
+    /// With --bluetooth: the name the board advertises [default: the
+    /// family's, e.g. "Chessnut"].
+    #[arg(long, value_name = "NAME", requires = "bluetooth")]
+    name: Option<String>,
     /// Play at N times the recorded speed.
     #[arg(long, value_name = "N", default_value_t = 1.0)]
     speed: f64,
@@ -102,7 +121,16 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             capture.records.len()
         );
     }
-    let protocol = args.protocol;
+    let protocol = match (args.protocol, &args.bluetooth) {
+        (Some(protocol), _) => protocol,
+        (None, None) => Protocol::DGT,
+        (None, Some(_)) if capture.header.protocol != Protocol::EVENTS => capture.header.protocol,
+        (None, Some(_)) => bail!(
+            "{} holds decoded events, which play as any Bluetooth LE family: say which with --protocol {}",
+            args.capture.display(),
+            boardcast_core::protocol::names_of(|family| family.bluetooth.is_some())
+        ),
+    };
     if capture.header.protocol != Protocol::EVENTS && capture.header.protocol != protocol {
         bail!(
             "{} holds raw bytes of a {} board, which only a {} board can play (--protocol {}); a capture of decoded events (`boardcast synth`) plays on any board",
@@ -114,7 +142,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     }
     let settings = SimulateSettings {
         protocol,
-        link: args.link.clone(),
+        link: args.link.clone().unwrap_or_default(),
         speed: args.speed,
         unplug_at,
         replug_after,
@@ -135,10 +163,25 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             super::signals::wait().await;
             on_signal.cancel();
         });
-        eprintln!("boardcast: simulating board {:?} at {}", capture.header.board, args.link.display());
-        simulate(&capture.header, capture.records, settings, Duration::from_secs(3), shutdown)
-            .await
-            .with_context(|| format!("simulating a board at {}", args.link.display()))
+        let linger = Duration::from_secs(3);
+        if let Some(address) = &args.bluetooth {
+            let bluetooth = protocol.family().and_then(|family| family.bluetooth.as_ref());
+            let name = args.name.clone().or_else(|| bluetooth.map(|b| b.name_contains.to_owned())).unwrap_or_default();
+            let on = BluetoothBoard { address: address.clone(), name: name.clone() };
+            eprintln!(
+                "boardcast: simulating board {:?} as a {protocol} board over Bluetooth LE at {address} ({name:?})",
+                capture.header.board
+            );
+            run_bluetooth(&capture.header, capture.records, settings, &on, linger, shutdown)
+                .await
+                .with_context(|| format!("simulating a Bluetooth LE board at {address}"))
+        } else {
+            let link = args.link.clone().unwrap_or_default();
+            eprintln!("boardcast: simulating board {:?} at {}", capture.header.board, link.display());
+            simulate(&capture.header, capture.records, settings, linger, shutdown)
+                .await
+                .with_context(|| format!("simulating a board at {}", link.display()))
+        }
     })?;
     if unplug_at.is_some() {
         eprintln!("boardcast: {} square(s) changed while the cable was out", simulated.squares_changed_while_unplugged);

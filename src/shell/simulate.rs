@@ -1,17 +1,21 @@
 //! `boardcast simulate`: a capture played as a live board behind a
 //! pseudo-terminal, at recorded speed or faster, answering the daemon's
 //! commands byte for byte as the board would; optionally pulling the cable
-//! out for a while, as a player's foot does.
+//! out for a while, as a player's foot does. A Bluetooth LE family's board
+//! can be played on the mock BlueZ instead ([`run_bluetooth`]).
+
+mod line;
 
 use std::{path::PathBuf, time::Duration};
 
 use tokio::time::{Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::{clock::SessionClock, pty::Pty};
+use self::line::{Heard, Line};
+use super::{ble::peripheral::Peripheral, clock::SessionClock, pty::Pty};
 use boardcast_core::{
     capture::{CaptureHeader, Record, RecordBody},
-    protocol::Protocol,
+    protocol::{Protocol, names_of},
     sensor::ClockSide,
     time::Timestamp,
 };
@@ -24,7 +28,7 @@ pub struct SimulateSettings {
     /// played by a board of its own family; a capture of decoded events by
     /// any).
     pub protocol: Protocol,
-    /// Where to link the pseudo-terminal's device.
+    /// Where to link the pseudo-terminal's device (not used on Bluetooth).
     pub link: PathBuf,
     /// Times the recorded speed (1 = real time).
     pub speed: f64,
@@ -70,15 +74,74 @@ pub async fn run(
     linger: Duration,
     shutdown: CancellationToken,
 ) -> std::io::Result<Simulated> {
-    let serial = settings.serial.clone().unwrap_or_else(|| serial_of(&header.board));
-    let Some(board) = simulator(settings.protocol, &serial, settings.white_side) else {
-        return Err(std::io::Error::other("a board of protocol \"events\" cannot be simulated: choose a board family"));
+    let board = board_of(header, &settings)?;
+    let line = Line::Pty(Pty::open(&settings.link)?);
+    play(board, line, records, settings, linger, shutdown).await
+}
+
+/// A Bluetooth LE board to play on the mock BlueZ.
+#[derive(Clone, Debug)]
+pub struct BluetoothBoard {
+    /// Its address (`AA:BB:CC:DD:EE:FF`).
+    pub address: String,
+    /// The name it advertises.
+    pub name: String,
+}
+
+/// Plays `records` as a Bluetooth LE board of `settings.protocol` on the
+/// mock BlueZ (the system bus, or `DBUS_SYSTEM_BUS_ADDRESS`): the board is
+/// added with its family's service, its bytes are notified once a host has
+/// connected and listens, and what the host writes is answered as the
+/// family's board does (a ChessUp drops a host that does not acknowledge).
+/// The capture's time starts as [`run`]'s does. A cable's unplugging and
+/// noise do not apply.
+///
+/// # Errors
+///
+/// A family without Bluetooth LE; no mock BlueZ on the bus.
+pub async fn run_bluetooth(
+    header: &CaptureHeader,
+    records: Vec<Record>,
+    settings: SimulateSettings,
+    on: &BluetoothBoard,
+    linger: Duration,
+    shutdown: CancellationToken,
+) -> std::io::Result<Simulated> {
+    let Some(bluetooth) = settings.protocol.family().and_then(|family| family.bluetooth.as_ref()) else {
+        return Err(std::io::Error::other(format!(
+            "a {} board does not speak Bluetooth LE: choose {}",
+            settings.protocol.name(),
+            names_of(|family| family.bluetooth.is_some())
+        )));
     };
-    let pty = Some(Pty::open(&settings.link)?);
+    let board = board_of(header, &settings)?;
+    let peripheral = Peripheral::add(&on.address, &on.name, bluetooth).await.map_err(std::io::Error::other)?;
+    eprintln!("boardcast: the board is on the mock BlueZ; waiting for a host to connect and start its notifications");
+    let settings = SimulateSettings { unplug_at: None, replug_after: None, noise: 0.0, ..settings };
+    play(board, Line::Ble(Box::new(peripheral)), records, settings, linger, shutdown).await
+}
+
+/// The simulated board for a capture, with its serial number.
+fn board_of(header: &CaptureHeader, settings: &SimulateSettings) -> std::io::Result<Box<dyn SimulatedBoard>> {
+    let serial = settings.serial.clone().unwrap_or_else(|| serial_of(&header.board));
+    simulator(settings.protocol, &serial, settings.white_side).ok_or_else(|| {
+        std::io::Error::other("a board of protocol \"events\" cannot be simulated: choose a board family")
+    })
+}
+
+/// Plays the records on `board`, reached through `line`.
+async fn play(
+    board: Box<dyn SimulatedBoard>,
+    line: Line,
+    records: Vec<Record>,
+    settings: SimulateSettings,
+    linger: Duration,
+    shutdown: CancellationToken,
+) -> std::io::Result<Simulated> {
     let mut sim = Simulation {
         board,
         powered: SessionClock::start(1.0),
-        pty,
+        line: Some(line),
         clock: None,
         paused: None,
         unplug_at: None,
@@ -90,22 +153,32 @@ pub async fn run(
         settings,
         lit_leds: 0,
     };
-    // The board as the capture begins.
-    while let Some(record) = sim.records.next_if(|r| r.t == Timestamp::ZERO) {
+    // The board as the capture begins: its first moment's records (a
+    // Bluetooth board's first message comes cut over notifications a few
+    // milliseconds apart; a host asking at once must see all of it).
+    while let Some(record) = sim.records.next_if(|r| r.t < FIRST_MOMENT) {
         play_record(sim.board.as_mut(), &record);
     }
-    let mut buf = [0u8; 256];
     loop {
         sim.start_when_read();
         let wake = sim.next_wake(linger);
         tokio::select! {
             () = shutdown.cancelled() => return Ok(sim.simulated),
-            read = read_host(sim.pty.as_ref(), &mut buf) => match read? {
-                Some(n) => sim.handle_host_bytes(&buf[..n]),
+            heard = heard(sim.line.as_mut()) => match heard? {
+                Heard::Bytes(bytes) => sim.handle_host_bytes(&bytes),
                 // Nobody has the port open: wait a little rather than spin.
-                None => {
+                Heard::Nobody => {
                     sim.handle_unread();
                     sleep(Duration::from_millis(20)).await;
+                }
+                Heard::Left => {
+                    sim.board.handle_unplugged();
+                    sim.handle_unread();
+                }
+                Heard::Changed => {
+                    if !sim.line.as_ref().is_some_and(Line::host_present) {
+                        sim.handle_unread();
+                    }
                 }
             },
             () = sleep_until(wake.unwrap_or_else(far_future)) => {
@@ -115,10 +188,17 @@ pub async fn run(
             }
         }
         if let Some(bytes) = poll_transmit_noisy(sim.board.as_mut(), sim.settings.noise, &mut sim.rng)
-            && let Some(pty) = &sim.pty
+            && let Some(line) = &sim.line
         {
             // Unplugged, the bytes go nowhere.
-            pty.write_all(&bytes).await?;
+            line.send(&bytes).await?;
+        }
+        if sim.board.drops_host()
+            && let Some(line) = &sim.line
+            && line.drop_host().await?
+        {
+            eprintln!("boardcast: the board dropped its host, which did not acknowledge what it said");
+            sim.board.handle_unplugged();
         }
     }
 }
@@ -129,8 +209,8 @@ struct Simulation {
     /// The board's own time (boards that stream send their reports on it),
     /// from power-on.
     powered: SessionClock,
-    /// The pseudo-terminal; `None` while unplugged.
-    pty: Option<Pty>,
+    /// The pseudo-terminal or Bluetooth link; `None` while unplugged.
+    line: Option<Line>,
     /// The game's time: it starts when the host first asks for updates, so
     /// that a daemon started a moment later still sees it from the
     /// beginning.
@@ -160,7 +240,7 @@ impl Simulation {
     /// A board that sends by itself (or that the host has started) begins,
     /// or goes on after a pause, once a program reads it.
     fn start_when_read(&mut self) {
-        if self.board.sends_updates() && self.pty.as_ref().is_some_and(Pty::host_present) {
+        if self.board.sends_updates() && self.line.as_ref().is_some_and(Line::host_present) {
             if self.clock.is_none() {
                 self.start_clock();
             }
@@ -217,16 +297,16 @@ impl Simulation {
         self.board.handle_timeout(self.powered.now());
         if self.unplug_at.is_some_and(|at| now >= at) {
             self.unplug_at = None;
-            self.pty = None;
+            self.line = None;
             self.board.handle_unplugged();
             self.replug_at = self.settings.replug_after.map(|d| now + d);
         }
         if self.replug_at.is_some_and(|at| now >= at) {
             self.replug_at = None;
-            self.pty = Some(Pty::open(&self.settings.link)?);
+            self.line = Some(Line::Pty(Pty::open(&self.settings.link)?));
         }
         let Some(mut running) = self.clock.filter(|_| self.paused.is_none()) else { return Ok(false) };
-        if self.settings.pause_while_unread && self.pty.as_ref().is_some_and(|p| !p.host_present()) {
+        if self.settings.pause_while_unread && self.line.as_ref().is_some_and(|l| !l.host_present()) {
             self.paused = Some(running.now());
             return Ok(false);
         }
@@ -244,7 +324,7 @@ impl Simulation {
         while let Some(record) = self.records.next_if(|r| running.instant_of(r.t) <= now) {
             let before = self.board.picture().clone();
             play_record(self.board.as_mut(), &record);
-            if self.pty.is_none() {
+            if self.line.is_none() {
                 self.simulated.squares_changed_while_unplugged += shakmaty::Square::ALL
                     .into_iter()
                     .filter(|&sq| self.board.picture().get(sq) != before.get(sq))
@@ -254,6 +334,10 @@ impl Simulation {
         Ok(self.end.is_some_and(|e| now >= e) && self.replug_at.is_none())
     }
 }
+
+/// The capture's first moment: what it records before this is how the
+/// board stands before the game starts playing (far shorter than a move).
+const FIRST_MOMENT: Timestamp = Timestamp::from_millis(100);
 
 /// How late the next record may be before the game is moved later rather
 /// than caught up (timers wake a little late even on an idle machine).
@@ -274,9 +358,9 @@ fn play_record(board: &mut dyn SimulatedBoard, record: &Record) {
     }
 }
 
-async fn read_host(pty: Option<&Pty>, buf: &mut [u8]) -> std::io::Result<Option<usize>> {
-    match pty {
-        Some(pty) => pty.read(buf).await,
+async fn heard(line: Option<&mut Line>) -> std::io::Result<Heard> {
+    match line {
+        Some(line) => line.heard().await,
         None => std::future::pending().await,
     }
 }

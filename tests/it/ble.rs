@@ -25,7 +25,8 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn synth_writes_ble_captures_that_replay_to_the_game() {
     let games = format!("{}/tests/fixtures/games/raws.san.txt", env!("CARGO_MANIFEST_DIR"));
-    for protocol in ["chessnut", "pegasus"] {
+    let families = boardcast_core::protocol::FAMILIES.into_iter().filter(|f| f.bluetooth.is_some());
+    for protocol in families.map(|f| f.name) {
         let dir = scratch(&format!("ble_synth_{protocol}"));
         let out = dir.to_str().unwrap();
         let made = boardcast(&["synth", &games, "--game", "2", "--calm", "--protocol", protocol, "--out", out]);
@@ -125,6 +126,11 @@ fn list_ports_shows_the_bluetooth_boards_in_range_by_their_family() {
         pegasus::UART_NOTIFY,
         pegasus::UART_WRITE,
     );
+    // A Square Off by the name it advertises, and a device whose name
+    // only starts alike.
+    for (address, name) in [("AA:BB:CC:DD:EE:04", "Squareoff Pro"), ("AA:BB:CC:DD:EE:05", "Square 2")] {
+        bluez.add_board(address, name, pegasus::UART_SERVICE, pegasus::UART_NOTIFY, pegasus::UART_WRITE);
+    }
     let out = bluez.boardcast(&["list-ports", "--scan-ms", "300"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let said = String::from_utf8_lossy(&out.stdout);
@@ -134,6 +140,8 @@ fn list_ports_shows_the_bluetooth_boards_in_range_by_their_family() {
     );
     assert!(said.contains("Bluetooth LE AA:BB:CC:DD:EE:02  \"DGT_Pegasus_1234\"  DGT Pegasus"), "{said}");
     assert!(!said.contains("AA:BB:CC:DD:EE:03"), "{said}");
+    assert!(said.contains("Bluetooth LE AA:BB:CC:DD:EE:04  \"Squareoff Pro\"  Square Off"), "{said}");
+    assert!(!said.contains("AA:BB:CC:DD:EE:05"), "{said}");
 }
 
 #[test]

@@ -24,7 +24,8 @@
 //!   connector's WebSocket, LiveChess Cloud readers) against the daemon;
 //! - [`speech`]: moves announced aloud (espeak-ng, sox);
 //! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
-//!   [`ble`]: Bluetooth LE boards' captures;
+//!   [`ble`]: Bluetooth LE boards' captures; [`ble_sim`]: a capture played
+//!   as a Bluetooth LE board on the mock BlueZ;
 //!   [`manual`]: `--version`, the man pages and the completion scripts;
 //! - [`alert_quality`]: alerts scored on a corpus of irregular games;
 //! - [`longday`]: a tournament day, ignored by default (RELIABILITY.md).
@@ -35,6 +36,7 @@ mod alert_quality;
 mod analysis;
 mod ble;
 mod ble_link;
+mod ble_sim;
 mod bridges;
 mod calibrate;
 mod cli;

@@ -9,7 +9,10 @@
 //!   serial board's bytes, what the driver sends written back, and the
 //!   connection made again when it drops.
 //! - [`bluez`]: the D-Bus calls both make, and reading BlueZ's answers.
+//! - [`peripheral`]: a simulated board's side, on the mock BlueZ, for
+//!   `boardcast simulate --bluetooth`.
 
 pub mod bluez;
 pub mod link;
+pub mod peripheral;
 pub mod scan;

@@ -97,9 +97,8 @@ fn board_of(device: &Properties) -> Option<InRange> {
     let text = |key: &str| device.get(key).and_then(|value| <&str>::try_from(value).ok()).map(str::to_owned);
     let address = text("Address")?;
     let name = text("Name").or_else(|| text("Alias"))?;
-    let family = FAMILIES
-        .into_iter()
-        .find(|family| family.bluetooth.as_ref().is_some_and(|b| name.contains(b.name_contains)))?;
+    let family =
+        FAMILIES.into_iter().find(|family| family.bluetooth.as_ref().is_some_and(|b| b.advertised_by(&name)))?;
     let rssi = device.get("RSSI").and_then(|value| i16::try_from(value).ok());
     Some(InRange { address, name, rssi, family })
 }

@@ -79,7 +79,8 @@ pub struct Features {
 /// link sends is written to `write`).
 #[derive(Debug)]
 pub struct Bluetooth {
-    /// A part of the name the board advertises (`Chessnut`).
+    /// A part of the name the board advertises (`Chessnut`), compared as
+    /// [`Bluetooth::advertised_by`] says.
     pub name_contains: &'static str,
     /// The GATT service holding `notify`, which a board advertises.
     pub service: &'static str,
@@ -90,6 +91,20 @@ pub struct Bluetooth {
     /// The least time between two writes the board takes (a Millennium
     /// wants 100 ms between frames); zero for none.
     pub write_spacing: std::time::Duration,
+}
+
+impl Bluetooth {
+    /// Whether a device advertising `name` is a board of this family: its
+    /// name holds [`Bluetooth::name_contains`], letters compared without
+    /// case and spaces, `_` and `-` left out (a Square Off advertises
+    /// `Squareoff Pro` or `SquareOff`; both hold `SquareOff`, and a speaker
+    /// called `Square 2` does not).
+    pub fn advertised_by(&self, name: &str) -> bool {
+        fn plain(text: &str) -> String {
+            text.chars().filter(|c| !matches!(c, ' ' | '_' | '-')).flat_map(char::to_lowercase).collect()
+        }
+        plain(name).contains(&plain(self.name_contains))
+    }
 }
 
 /// How to recognise a board of a family on a port, whose USB IDs say

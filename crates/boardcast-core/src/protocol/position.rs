@@ -5,10 +5,68 @@
 //! After lost bytes the next position is reported whole, changed or not,
 //! which tells the reconstructor the picture is whole again.
 
+//!
+//! [`PositionDecoder`] is the one decoder those families share: their
+//! framer, what each framed item means, and what was reported. Each
+//! family's decoder type wraps one and says only how it starts
+//! ([`WholePositions`]).
+
 use shakmaty::Square;
 
-use super::{Decoded, queue::Out};
+use super::{
+    BoardDecoder, Decoded,
+    queue::{Framing, Out, Queue},
+};
 use crate::sensor::{Cell, Picture, SensorEvent};
+
+/// What a family makes of a framed item: a position reported through
+/// [`Positions::report`], something else pushed to the output, or lost
+/// bytes ([`Positions::lost`] and a problem).
+pub(crate) type Meaning<Item> = fn(&mut Positions, Item, &mut Out);
+
+/// A decoder for a family that sends whole positions.
+#[derive(Clone, Debug)]
+pub(crate) struct PositionDecoder<F: Framing> {
+    queue: Queue<F>,
+    positions: Positions,
+    meaning: Meaning<F::Item>,
+}
+
+impl<F: Framing> PositionDecoder<F> {
+    /// A decoder at the start of a stream.
+    pub(crate) fn new(framer: F, meaning: Meaning<F::Item>) -> Self {
+        Self { queue: Queue::new(framer), positions: Positions::default(), meaning }
+    }
+}
+
+/// A family's decoder type, which is a [`PositionDecoder`] (the one
+/// [`BoardDecoder`] they share).
+pub(crate) trait WholePositions: std::fmt::Debug + Send {
+    /// The family's framer.
+    type Framer: Framing;
+
+    /// The decoder inside.
+    fn decoder(&mut self) -> &mut PositionDecoder<Self::Framer>;
+}
+
+impl<T: WholePositions> BoardDecoder for T {
+    fn handle_bytes(&mut self, bytes: &[u8]) {
+        self.decoder().queue.push(bytes);
+    }
+
+    fn poll_decoded(&mut self) -> Option<Decoded> {
+        let PositionDecoder { queue, positions, meaning } = self.decoder();
+        queue.poll(|item, out| meaning(positions, item, out))
+    }
+
+    /// Ends the stream, reporting a message left unfinished; the next
+    /// position is reported whole.
+    fn finish(&mut self) -> Option<Decoded> {
+        let decoder = self.decoder();
+        decoder.positions.lost();
+        decoder.queue.finish("a message cut off by the end of the stream")
+    }
+}
 
 /// What was reported so far.
 #[derive(Clone, Debug, Default)]

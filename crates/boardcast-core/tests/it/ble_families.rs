@@ -160,8 +160,20 @@ fn every_bluetooth_family_is_told_apart_by_its_advertised_name() {
     assert!(ble.len() >= 6, "{ble:?}");
     for (name, bluetooth) in &ble {
         let advertised = format!("{} 1234", bluetooth.name_contains);
-        let found: Vec<_> = ble.iter().filter(|(_, b)| advertised.contains(b.name_contains)).map(|(n, _)| *n).collect();
+        let found: Vec<_> = ble.iter().filter(|(_, b)| b.advertised_by(&advertised)).map(|(n, _)| *n).collect();
         assert_eq!(found, [*name], "{advertised:?}");
+    }
+}
+
+#[test]
+fn a_square_off_is_known_by_square_off_in_its_name_not_by_square_alone() {
+    use boardcast_core::protocol::squareoff;
+    let bluetooth = squareoff::FAMILY.bluetooth.as_ref().unwrap();
+    for name in ["Squareoff Pro", "SquareOff", "Square Off Neo", "SQUAREOFF_GK 12"] {
+        assert!(bluetooth.advertised_by(name), "{name}");
+    }
+    for name in ["Square 2", "SquareTrade tag", "Squares", "Chessnut Air"] {
+        assert!(!bluetooth.advertised_by(name), "{name}");
     }
 }
 

@@ -7,9 +7,12 @@
 //! and sends nothing more until a new session. It has no clock and makes
 //! no promotion messages.
 
-use super::{SimulatedBoard, scan::Scan};
+use super::{
+    SimulatedBoard,
+    scan::{Recorded, Scan},
+};
 
-use boardcast_core::protocol::chessup::{MOVE_ACK, STATE, move_message, state_message};
+use boardcast_core::protocol::chessup::{self, MOVE_ACK, STATE, move_message, state_message};
 use boardcast_core::{
     sensor::{ClockSide, Picture, SensorEvent},
     time::Timestamp,
@@ -20,9 +23,11 @@ use shakmaty::{Bitboard, Square};
 pub const PATIENCE: usize = 3;
 
 /// A simulated ChessUp board.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub struct ChessUpSim {
     scan: Scan,
+    /// Recorded bytes read back.
+    recorded: Recorded,
     /// A session is open.
     session: bool,
     /// Move messages not acknowledged yet.
@@ -34,7 +39,13 @@ pub struct ChessUpSim {
 impl ChessUpSim {
     /// A board with nothing on it yet, no session.
     pub fn new(_serial: impl Into<String>, _white_side: ClockSide) -> Self {
-        Self::default()
+        Self {
+            scan: Scan::default(),
+            recorded: Recorded::new(&chessup::FAMILY),
+            session: false,
+            unacknowledged: 0,
+            skipping: 0,
+        }
     }
 
     /// Whether the board gave up on a host that did not acknowledge.
@@ -46,6 +57,10 @@ impl ChessUpSim {
 impl SimulatedBoard for ChessUpSim {
     fn sends_updates(&self) -> bool {
         self.session && !self.gave_up()
+    }
+    /// A real one drops the link to a host that does not acknowledge.
+    fn drops_host(&self) -> bool {
+        self.gave_up()
     }
     fn picture(&self) -> &Picture {
         self.scan.picture()
@@ -68,8 +83,9 @@ impl SimulatedBoard for ChessUpSim {
             }
         }
     }
-    /// Recorded bytes are not read back: scripts for this board are events.
-    fn handle_script_bytes(&mut self, _bytes: &[u8]) {}
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
+        self.recorded.play(bytes, &mut self.scan);
+    }
     fn handle_script_event(&mut self, event: &SensorEvent) {
         self.scan.handle_script_event(event);
     }
@@ -94,10 +110,12 @@ impl SimulatedBoard for ChessUpSim {
     fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         self.scan.poll_transmit()
     }
-    /// The link dropped: the session is over.
+    /// The link dropped: the session is over, and with it what waited for
+    /// an acknowledgement.
     fn handle_unplugged(&mut self) {
         self.scan.unplugged();
         self.session = false;
+        self.unacknowledged = 0;
         self.skipping = 0;
     }
 }

@@ -4,10 +4,11 @@
 
 use super::{
     SimulatedBoard,
-    scan::{Commands, Scan},
+    scan::{Commands, Recorded, Scan},
 };
 
 use boardcast_core::protocol::ichessone::{
+    self,
     link::{REPORT_CHANGES, REQUEST_POSITION},
     position_message,
 };
@@ -17,9 +18,11 @@ use boardcast_core::{
 };
 
 /// A simulated iChessOne board.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct IChessOneSim {
     scan: Scan,
+    /// Recorded bytes read back.
+    recorded: Recorded,
     /// The host asked for every change.
     streaming: bool,
     host: Commands,
@@ -28,7 +31,12 @@ pub struct IChessOneSim {
 impl IChessOneSim {
     /// A board with nothing on it yet, not reporting.
     pub fn new(_serial: impl Into<String>, _white_side: ClockSide) -> Self {
-        Self { scan: Scan::default(), streaming: false, host: Commands::new(&[REPORT_CHANGES, REQUEST_POSITION]) }
+        Self {
+            scan: Scan::default(),
+            recorded: Recorded::new(&ichessone::FAMILY),
+            streaming: false,
+            host: Commands::new(&[REPORT_CHANGES, REQUEST_POSITION]),
+        }
     }
 }
 
@@ -49,8 +57,9 @@ impl SimulatedBoard for IChessOneSim {
             }
         }
     }
-    /// Recorded bytes are not read back: scripts for this board are events.
-    fn handle_script_bytes(&mut self, _bytes: &[u8]) {}
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
+        self.recorded.play(bytes, &mut self.scan);
+    }
     fn handle_script_event(&mut self, event: &SensorEvent) {
         self.scan.handle_script_event(event);
     }

@@ -56,12 +56,20 @@ pub trait SimulatedBoard: std::fmt::Debug + Send {
     /// Bytes to send to the host.
     fn poll_transmit(&mut self) -> Option<Vec<u8>>;
 
-    /// The cable was pulled: the board powers down.
+    /// The cable was pulled (or the Bluetooth link dropped): the board
+    /// powers down, or ends its session with the host.
     fn handle_unplugged(&mut self);
 
     /// How many of its LEDs are lit, for a board whose LEDs it follows.
     fn lit_leds(&self) -> Option<usize> {
         None
+    }
+
+    /// Whether the board wants its link to the host dropped now (a ChessUp
+    /// whose move messages went unacknowledged): on Bluetooth the simulator
+    /// drops it; on a cable the board only falls silent.
+    fn drops_host(&self) -> bool {
+        false
     }
 }
 

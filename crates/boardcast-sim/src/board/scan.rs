@@ -1,12 +1,14 @@
 //! What the simulated boards that look at their squares every so often
 //! share (Chessnut, iChessOne, ChessUp, Square Off): the board as the
 //! script sets it, a scan every [`SCAN_EVERY`] that finds whether it
-//! changed since last sent, the bytes waiting for the host, and the host's
-//! commands picked out of the bytes it writes, however they are split.
+//! changed since last sent, the bytes waiting for the host, the host's
+//! commands picked out of the bytes it writes, however they are split, and
+//! a recorded board's bytes read back as what they showed.
 
 use std::{collections::VecDeque, time::Duration};
 
 use boardcast_core::{
+    protocol::{BoardDecoder, Decoded, Family, Protocol},
     sensor::{Picture, SensorEvent},
     time::Timestamp,
 };
@@ -132,5 +134,34 @@ impl Commands {
     /// The link dropped: a command cut off is gone.
     pub fn clear(&mut self) {
         self.buf.clear();
+    }
+}
+
+/// A recorded board's bytes (a capture of the family's own bytes, as
+/// `boardcast synth` writes them) read back with the family's decoder: the
+/// board shows what they showed, and answers the host itself.
+#[derive(Debug)]
+pub struct Recorded {
+    decoder: Box<dyn BoardDecoder>,
+}
+
+impl Recorded {
+    /// Reads `family`'s bytes.
+    ///
+    /// # Panics
+    ///
+    /// Never: every family has a decoder.
+    pub fn new(family: &'static Family) -> Self {
+        Self { decoder: Protocol::of(family).decoder().expect("a family has a decoder") }
+    }
+
+    /// Recorded bytes: the board in `scan` becomes what they say.
+    pub fn play(&mut self, bytes: &[u8], scan: &mut Scan) {
+        self.decoder.handle_bytes(bytes);
+        while let Some(decoded) = self.decoder.poll_decoded() {
+            if let Decoded::Sensor(event) = decoded {
+                scan.handle_script_event(&event);
+            }
+        }
     }
 }

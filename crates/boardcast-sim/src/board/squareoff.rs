@@ -6,11 +6,11 @@
 
 use super::{
     SimulatedBoard,
-    scan::{Commands, Scan},
+    scan::{Commands, Recorded, Scan},
 };
 
 use boardcast_core::protocol::squareoff::{
-    board_message,
+    self, board_message,
     link::{REQUEST_BOARD, START_GAME},
     square_message,
 };
@@ -20,9 +20,11 @@ use boardcast_core::{
 };
 
 /// A simulated Square Off board.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SquareOffSim {
     scan: Scan,
+    /// Recorded bytes read back.
+    recorded: Recorded,
     /// The host started a game.
     started: bool,
     host: Commands,
@@ -31,7 +33,12 @@ pub struct SquareOffSim {
 impl SquareOffSim {
     /// A board with nothing on it yet, no game started.
     pub fn new(_serial: impl Into<String>, _white_side: ClockSide) -> Self {
-        Self { scan: Scan::default(), started: false, host: Commands::new(&[START_GAME, REQUEST_BOARD]) }
+        Self {
+            scan: Scan::default(),
+            recorded: Recorded::new(&squareoff::FAMILY),
+            started: false,
+            host: Commands::new(&[START_GAME, REQUEST_BOARD]),
+        }
     }
 }
 
@@ -53,8 +60,9 @@ impl SimulatedBoard for SquareOffSim {
             }
         }
     }
-    /// Recorded bytes are not read back: scripts for this board are events.
-    fn handle_script_bytes(&mut self, _bytes: &[u8]) {}
+    fn handle_script_bytes(&mut self, bytes: &[u8]) {
+        self.recorded.play(bytes, &mut self.scan);
+    }
     fn handle_script_event(&mut self, event: &SensorEvent) {
         self.scan.handle_script_event(event);
     }

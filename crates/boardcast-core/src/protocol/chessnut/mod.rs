@@ -16,9 +16,9 @@ pub mod link;
 
 use self::frame::{BATTERY, Framed, Framer, POSITION};
 use super::{
-    Bluetooth, BoardDecoder, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
-    position::Positions,
-    queue::{Out, Queue},
+    Bluetooth, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
+    position::{PositionDecoder, Positions, WholePositions},
+    queue::Out,
 };
 
 /// The Bluetooth LE service whose characteristic notifies positions.
@@ -29,16 +29,26 @@ pub const POSITION_CHARACTERISTIC: &str = "1b7e8262-2877-41c3-b46e-cf057c562023"
 pub const COMMAND_CHARACTERISTIC: &str = "1b7e8272-2877-41c3-b46e-cf057c562023";
 
 /// Turns bytes from a Chessnut board into [`Decoded`] items.
-#[derive(Clone, Debug, Default)]
-pub struct ChessnutDecoder {
-    queue: Queue<Framer>,
-    positions: Positions,
-}
+#[derive(Clone, Debug)]
+pub struct ChessnutDecoder(PositionDecoder<Framer>);
 
 impl ChessnutDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
-        Self::default()
+        Self(PositionDecoder::new(Framer::default(), handle))
+    }
+}
+
+impl Default for ChessnutDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WholePositions for ChessnutDecoder {
+    type Framer = Framer;
+    fn decoder(&mut self) -> &mut PositionDecoder<Framer> {
+        &mut self.0
     }
 }
 
@@ -96,28 +106,9 @@ impl Protocol {
     pub const CHESSNUT: Self = Self::of(&FAMILY);
 }
 
-impl BoardDecoder for ChessnutDecoder {
-    /// Takes bytes received from the board.
-    fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.queue.push(bytes);
-    }
-
-    /// The next decoded item, or `None` when more bytes are needed.
-    fn poll_decoded(&mut self) -> Option<Decoded> {
-        let positions = &mut self.positions;
-        self.queue.poll(|item, out| handle(positions, item, out))
-    }
-
-    /// Ends the stream, reporting a message left unfinished; the next
-    /// position is reported whole.
-    fn finish(&mut self) -> Option<Decoded> {
-        self.positions.lost();
-        self.queue.finish("a message cut off by the end of the stream")
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use crate::protocol::BoardDecoder;
     use shakmaty::{Board, Square};
 
     use super::*;

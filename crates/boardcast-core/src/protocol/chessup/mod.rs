@@ -26,10 +26,10 @@ pub mod link;
 use shakmaty::{Color, Piece, Role, Square};
 
 use super::{
-    Bluetooth, BoardDecoder, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
+    Bluetooth, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
     frames::{Framed, Framer, Start},
-    position::Positions,
-    queue::{Out, Queue},
+    position::{PositionDecoder, Positions, WholePositions},
+    queue::Out,
     uart,
 };
 use crate::sensor::{Cell, Picture};
@@ -123,21 +123,25 @@ pub fn move_message(from: Square, to: Square) -> Vec<u8> {
 
 /// Turns bytes from a ChessUp board into [`Decoded`] items.
 #[derive(Clone, Debug)]
-pub struct ChessUpDecoder {
-    queue: Queue<Framer>,
-    positions: Positions,
-}
+pub struct ChessUpDecoder(PositionDecoder<Framer>);
 
 impl Default for ChessUpDecoder {
     fn default() -> Self {
-        Self { queue: Queue::new(Framer::new(start)), positions: Positions::default() }
+        Self::new()
     }
 }
 
 impl ChessUpDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
-        Self::default()
+        Self(PositionDecoder::new(Framer::new(start), handle))
+    }
+}
+
+impl WholePositions for ChessUpDecoder {
+    type Framer = Framer;
+    fn decoder(&mut self) -> &mut PositionDecoder<Framer> {
+        &mut self.0
     }
 }
 
@@ -156,23 +160,6 @@ fn handle(positions: &mut Positions, item: Framed, out: &mut Out) {
     };
     positions.lost();
     out.push_back(Decoded::Problem(problem));
-}
-
-impl BoardDecoder for ChessUpDecoder {
-    fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.queue.push(bytes);
-    }
-
-    fn poll_decoded(&mut self) -> Option<Decoded> {
-        let positions = &mut self.positions;
-        self.queue.poll(|item, out| handle(positions, item, out))
-    }
-
-    /// Ends the stream; the next state is reported whole.
-    fn finish(&mut self) -> Option<Decoded> {
-        self.positions.lost();
-        self.queue.finish("a message cut off by the end of the stream")
-    }
 }
 
 /// The family of ChessUp boards.
@@ -211,6 +198,7 @@ impl Protocol {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::BoardDecoder;
     use shakmaty::Board;
 
     use super::*;

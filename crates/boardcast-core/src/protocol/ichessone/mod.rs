@@ -17,10 +17,10 @@ pub mod link;
 use shakmaty::{Color, File, Piece, Rank, Role, Square};
 
 use super::{
-    Bluetooth, BoardDecoder, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
+    Bluetooth, BoardInfo, DecodeProblem, Decoded, Family, Features, Probe, Protocol,
     frames::{Framed, Framer, Start},
-    position::Positions,
-    queue::{Out, Queue},
+    position::{PositionDecoder, Positions, WholePositions},
+    queue::Out,
     uart,
 };
 use crate::sensor::{Cell, Picture};
@@ -92,21 +92,25 @@ pub fn position_message(picture: &Picture) -> Vec<u8> {
 
 /// Turns bytes from an iChessOne board into [`Decoded`] items.
 #[derive(Clone, Debug)]
-pub struct IChessOneDecoder {
-    queue: Queue<Framer>,
-    positions: Positions,
-}
+pub struct IChessOneDecoder(PositionDecoder<Framer>);
 
 impl Default for IChessOneDecoder {
     fn default() -> Self {
-        Self { queue: Queue::new(Framer::new(start)), positions: Positions::default() }
+        Self::new()
     }
 }
 
 impl IChessOneDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
-        Self::default()
+        Self(PositionDecoder::new(Framer::new(start), handle))
+    }
+}
+
+impl WholePositions for IChessOneDecoder {
+    type Framer = Framer;
+    fn decoder(&mut self) -> &mut PositionDecoder<Framer> {
+        &mut self.0
     }
 }
 
@@ -122,23 +126,6 @@ fn handle(positions: &mut Positions, item: Framed, out: &mut Out) {
     };
     positions.lost();
     out.push_back(Decoded::Problem(problem));
-}
-
-impl BoardDecoder for IChessOneDecoder {
-    fn handle_bytes(&mut self, bytes: &[u8]) {
-        self.queue.push(bytes);
-    }
-
-    fn poll_decoded(&mut self) -> Option<Decoded> {
-        let positions = &mut self.positions;
-        self.queue.poll(|item, out| handle(positions, item, out))
-    }
-
-    /// Ends the stream; the next position is reported whole.
-    fn finish(&mut self) -> Option<Decoded> {
-        self.positions.lost();
-        self.queue.finish("a message cut off by the end of the stream")
-    }
 }
 
 /// The family of iChessOne boards.
@@ -177,6 +164,7 @@ impl Protocol {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::BoardDecoder;
     use shakmaty::Board;
 
     use super::*;

@@ -183,7 +183,7 @@ pub const FAMILY: Family = Family {
     },
     on_serial: false,
     bluetooth: Some(Bluetooth {
-        name_contains: "Square",
+        name_contains: "SquareOff",
         service: uart::SERVICE,
         notify: uart::NOTIFY,
         write: uart::WRITE,

@@ -20,10 +20,6 @@ pub struct LinkConfig {
     /// The developer key a DGT Pegasus needs before it reports the real
     /// board (DGT gives one to each developer); `None` sends none.
     pub pegasus_key: Option<[u8; 6]>,
-    /// The board is reached over Bluetooth LE rather than a serial line
-    /// (a family read both ways paces what it writes there: a Millennium
-    /// wants 100 ms between frames).
-    pub bluetooth: bool,
 }
 
 impl Default for LinkConfig {
@@ -34,7 +30,6 @@ impl Default for LinkConfig {
             clock_ack_within: Duration::from_secs(2),
             dump_within: Duration::from_millis(500),
             pegasus_key: None,
-            bluetooth: false,
         }
     }
 }

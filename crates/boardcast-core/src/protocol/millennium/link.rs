@@ -36,12 +36,6 @@
 //! an `L` (44 ms at 38400 baud) and the board's answer. Squares that
 //! change meanwhile are merged into the next command, so there is never
 //! more than one LED command on its way.
-//!
-//! Over Bluetooth LE (`LinkConfig::bluetooth`) the boards want
-//! [`FRAME_SPACING`] between any two frames written to them, the start-up
-//! sequence included: the link then holds each frame until that long
-//! after the one before, and says when it may write next
-//! ([`BoardLink::poll_timeout`]).
 
 use std::{collections::VecDeque, time::Duration};
 
@@ -69,9 +63,6 @@ pub const REPORTING: u8 = REPORT_ON_CHANGE + 1;
 /// At most one LED command this often (see the module docs).
 pub(crate) const LED_SPACING: Duration = Duration::from_millis(100);
 
-/// Over Bluetooth LE, at most one frame of any kind this often.
-pub(crate) const FRAME_SPACING: Duration = Duration::from_millis(100);
-
 /// The host side of one Millennium board connection.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MillenniumLink {
@@ -90,8 +81,6 @@ pub(crate) struct MillenniumLink {
     shown: Option<LedPattern>,
     /// No LED command before this time.
     leds_free_at: Option<Timestamp>,
-    /// Over Bluetooth LE: no frame at all before this time.
-    frames_free_at: Option<Timestamp>,
     version: Option<String>,
     events: VecDeque<LinkEvent>,
 }
@@ -105,34 +94,19 @@ impl MillenniumLink {
     /// The next command to send, if any (what [`Self::poll_transmit`]
     /// encodes).
     pub(crate) fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
-        if !self.connected || self.frames_free_at.is_some_and(|t| now < t) {
+        if !self.connected {
             return None;
         }
-        let command = self.next_command(now)?;
-        if self.config.bluetooth {
-            self.frames_free_at = Some(now + FRAME_SPACING);
-        }
-        Some(command)
-    }
-
-    /// The next command due, whatever the spacing of frames.
-    fn next_command(&mut self, now: Timestamp) -> Option<Command> {
         if let Some(command) = self.outgoing.pop_front() {
             return Some(command);
         }
-        let wanted = self.leds_waiting()?;
-        if self.leds_free_at.is_some_and(|t| now < t) {
+        let wanted = LedPattern::for_lights(&self.lights);
+        if self.shown == Some(wanted) || self.leds_free_at.is_some_and(|t| now < t) {
             return None;
         }
         self.shown = Some(wanted);
         self.leds_free_at = Some(now + LED_SPACING);
         Some(if wanted.is_dark() { Command::PutOutLeds } else { Command::SetLeds(wanted) })
-    }
-
-    /// The LEDs to command, if they differ from what was last sent.
-    fn leds_waiting(&self) -> Option<LedPattern> {
-        let wanted = LedPattern::for_lights(&self.lights);
-        (self.shown != Some(wanted)).then_some(wanted)
     }
 
     #[cfg(test)]
@@ -164,7 +138,6 @@ impl BoardLink for MillenniumLink {
         // sets them (or puts them out).
         self.shown = None;
         self.leds_free_at = None;
-        self.frames_free_at = None;
         self.outgoing.clear();
         self.outgoing.extend([
             Command::SendVersion,
@@ -235,11 +208,8 @@ impl BoardLink for MillenniumLink {
         let watchdog = self.watchdog.poll_timeout(&self.config);
         let status = self.status.poll_timeout(self.config.dump_within);
         // Woken when the LEDs are free again only if a change waits for it.
-        let leds = self.leds_free_at.filter(|_| self.leds_waiting().is_some());
-        // Over Bluetooth, when the next frame may go, if one waits.
-        let waiting = !self.outgoing.is_empty() || self.leds_waiting().is_some();
-        let frames = self.frames_free_at.filter(|_| waiting);
-        Some([status, leds, frames].into_iter().flatten().fold(watchdog, Timestamp::min))
+        let leds = self.leds_free_at.filter(|_| self.shown != Some(LedPattern::for_lights(&self.lights)));
+        Some([status, leds].into_iter().flatten().fold(watchdog, Timestamp::min))
     }
 
     /// The next thing to report.
@@ -299,35 +269,6 @@ mod tests {
         assert_eq!(link.poll_transmit(ms(5000)), None, "and nothing more until something happens");
         link.handle_connected(ms(6000));
         assert_eq!(link.poll_transmit(ms(6000)), Some(vec![0xD6, 0xB5, 0xB6]), "V, encoded");
-    }
-
-    #[test]
-    fn over_bluetooth_every_frame_waits_100_ms_after_the_one_before() {
-        let mut link = MillenniumLink::new(LinkConfig { bluetooth: true, ..LinkConfig::default() });
-        link.handle_connected(ms(0));
-        assert_eq!(sent(&mut link, ms(0)), [Command::SendVersion], "one frame, then a wait");
-        assert_eq!(link.poll_timeout(), Some(ms(100)), "woken when the next may go");
-        assert_eq!(sent(&mut link, ms(99)), []);
-        assert_eq!(sent(&mut link, ms(100)), [Command::WriteRegister { address: 2, value: 4 }]);
-        assert_eq!(sent(&mut link, ms(150)), []);
-        assert_eq!(sent(&mut link, ms(200)), [Command::SendStatus]);
-        assert_eq!(sent(&mut link, ms(300)), [Command::PutOutLeds]);
-        assert_eq!(link.poll_timeout(), Some(ms(2000)), "nothing waits: only the keepalive is due");
-        // A status asked for at once still waits its turn after an LED command.
-        link.show(&Lights { steady: Bitboard::from(Square::E4), ..Lights::default() });
-        link.request_board(ms(350));
-        assert_eq!(sent(&mut link, ms(350)), []);
-        assert_eq!(link.poll_timeout(), Some(ms(400)));
-        assert_eq!(sent(&mut link, ms(400)), [Command::SendStatus], "the queue before the LEDs");
-        assert_eq!(sent(&mut link, ms(450)), []);
-        assert!(matches!(sent(&mut link, ms(500))[..], [Command::SetLeds(_)]));
-    }
-
-    #[test]
-    fn on_a_cable_the_start_up_goes_out_at_once() {
-        let mut link = MillenniumLink::new(LinkConfig::default());
-        link.handle_connected(ms(0));
-        assert_eq!(sent(&mut link, ms(0)).len(), 4, "V, W0204, S and the LEDs put out");
     }
 
     #[test]

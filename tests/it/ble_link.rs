@@ -396,3 +396,33 @@ fn a_board_switched_on_after_the_daemon_started_is_found_by_scanning() {
     assert!(log.contains("t1: reading Bluetooth LE C0:FF:EE:00:00:03"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// docs/boards.md's "Try a Bluetooth family without the board", as a user
+/// follows it: `boardcast simulate --bluetooth` plays a capture as a board
+/// on the mock BlueZ, answering the daemon as the family's board does (a
+/// ChessUp drops a host that does not acknowledge its moves), and
+/// `boardcast run` configured with `bluetooth = "<address>"` reads the game
+/// live, move-exact.
+#[test]
+fn a_board_simulated_on_the_mock_bluez_is_read_live_as_the_docs_say() {
+    for protocol in ["chessnut", "chessup"] {
+        let Some(mut ble) = BleHall::start(&format!("try_{protocol}")) else { return };
+        let address = "C0:FF:EE:00:00:07";
+        // The capture the simulator plays: `notifications` makes it with synth.
+        let _ = notifications(&ble.hall.dir, protocol);
+        let capture = ble.hall.dir.join(format!("synth-{protocol}")).join("game-1.jsonl");
+        let mut simulator = std::process::Command::new(env!("CARGO_BIN_EXE_boardcast"))
+            .args(["simulate", "--bluetooth", address, "--capture", capture.to_str().unwrap()])
+            .args(["--speed", &SPEED.to_string()])
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &ble.bluez.address)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the simulator starts");
+        ble.run(&format!("[[boards]]\nname = \"t1\"\nprotocol = \"{protocol}\"\nbluetooth = \"{address}\"\n"), "");
+        ble.wait_game_over("t1");
+        ble.stop();
+        let _ = simulator.kill();
+        let _ = simulator.wait();
+        ble.assert_game("t1");
+    }
+}

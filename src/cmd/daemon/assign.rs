@@ -276,6 +276,7 @@ async fn unassign(
     let found = match &board.find {
         FindBoard::Port(path) => format!("at {}", path.display()),
         FindBoard::Serial(serial) => format!("serial {serial}"),
+        FindBoard::Bluetooth(target) => format!("on Bluetooth LE {target}"),
     };
     Ok(format!(
         "board {name} ({} {found}) un-assigned: no longer read, removed from {}; its games and captures are kept; it is offered again as not assigned{}",

@@ -78,7 +78,7 @@
     <div id="preview" hidden>
       <p id="preview-summary"></p>
       <table id="preview-pairings">
-        <thead><tr><th>Board</th><th>Here</th><th>White</th><th>Black</th></tr></thead><tbody></tbody>
+        <thead><tr><th>Board</th><th>Hall board</th><th>White</th><th>Black</th></tr></thead><tbody></tbody>
       </table>
       <p id="preview-left-over"></p>
       <button type="button" id="start-round"></button>
@@ -152,6 +152,7 @@
       edit.disabled = !who.may_change;
       edit.addEventListener('click', () => editPlayers(tr, board.name));
     }
+    if (preview?.pairings && !$('preview').hidden) drawPlacement(preview);
   }
 
   // The players of a board, edited in its row: names, Elo, titles; sent as
@@ -336,7 +337,6 @@
   }
 
   function showPreview(p) {
-    place(p);
     const form = $('pairings-form');
     if (p.round) form.round.value = p.round;
     else if (!form.round.value) form.round.value = String((numeric(currentRound()) ?? 0) + 1);
@@ -344,6 +344,16 @@
     const kind = p.format === 'trf' ? 'a FIDE tournament report (TRF16)' : 'a CSV';
     const rounds = p.rounds.length ? `rounds ${p.rounds.join(', ')}` : 'one round, its number not given';
     $('preview-summary').textContent = `${kind} with ${rounds}; round ${round}, ${p.pairings.length} pairings. Nothing changes until you start the round.`;
+    drawPlacement(p);
+    $('start-round').textContent = `Start round ${round}`;
+    $('preview').hidden = false;
+  }
+
+  // The preview's pairings and where they go. Drawn again whenever the
+  // hall's boards change while the preview is open (a board assigned from
+  // the pairings takes its pairing at once, not at the next upload).
+  function drawPlacement(p) {
+    place(p);
     const player = (x) => [x.title, x.name, x.elo && `(${x.elo})`, x.fed].filter(Boolean).join(' ');
     $('preview-pairings').querySelector('tbody').innerHTML = p.pairings
       .map((row) => `<tr data-board="${B.esc(row.board)}" class="${row.on ? '' : 'unplaced'}"><td>${B.esc(row.board)}</td>
@@ -354,8 +364,6 @@
     if (p.boards_without_pairing.length) left.push(`boards here without a pairing (they keep their players): ${p.boards_without_pairing.join(', ')}`);
     if (p.pairings_without_board.length) left.push(`pairings of boards not here: ${p.pairings_without_board.join(', ')}`);
     $('preview-left-over').textContent = left.join('; ');
-    $('start-round').textContent = `Start round ${round}`;
-    $('preview').hidden = false;
   }
 
   // The preview's pairings placed on every board of the hall (the daemon

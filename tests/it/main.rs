@@ -39,6 +39,7 @@ mod cli;
 mod commands;
 mod console;
 mod console_bridges;
+mod console_calibrate;
 mod console_game;
 mod console_hall;
 mod console_hall_ops;

@@ -121,4 +121,3 @@ pub fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
-

@@ -80,8 +80,8 @@ window.ConsoleHallOps = (() => {
 
   return {
     // After the log-in.
-    start(session, bridge, post) {
-      ctx = { who: session, bridge, post };
+    start(session, bridge, post, command) {
+      ctx = { who: session, bridge, post, command };
       const panel = $('board-log');
       panel.querySelector('.close').addEventListener('click', () => { panel.hidden = true; shown = null; });
       panel.querySelector('.again').addEventListener('click', () => { if (shown) log(shown); });
@@ -94,6 +94,22 @@ window.ConsoleHallOps = (() => {
       // Only a board assigned in the console can be un-assigned there; a
       // board of the configuration file has its [[boards]] table.
       if (s.assigned) actionsTd.appendChild(unassignButton(s, from, gone, operator));
+      if (s.family === 'certabo') {
+        // Learns the set's tags from the board's next reports (the signed
+        // command `calibrate`); the answer shows under Answers.
+        const cal = document.createElement('button');
+        cal.type = 'button';
+        cal.className = 'calibrate';
+        cal.textContent = 'Calibrate';
+        cal.disabled = !ctx.who.may_change || !!gone || s.connection !== 'connected';
+        cal.title = cal.disabled ? 'needs an account that may send commands, and the board connected'
+          : 'learn which RFID tag is which piece (the pieces must stand in the start position)';
+        cal.addEventListener('click', () => {
+          if (!confirm(`Calibrate board ${s.label || s.board}? The pieces must stand in the start position (ranks 3 to 6 empty; spare queens may stand on d6 and d3).`)) return;
+          ctx.command({ board: s.board, command: 'calibrate' }, from);
+        });
+        actionsTd.appendChild(cal);
+      }
       // The capture and the lines are the daemon's own boards'.
       if (from !== ctx.bridge) return;
       const files = document.createElement('span');

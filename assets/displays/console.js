@@ -93,7 +93,7 @@
   $('console').hidden = false;
   $('filter-label').hidden = false;
   window.ConsoleAssign.start(who, post);
-  window.ConsoleHallOps.start(who, bridge, post);
+  window.ConsoleHallOps.start(who, bridge, post, (c, from) => command(c, from));
   if (!who.may_change) {
     // The daemon refuses these commands for this account anyway; the
     // views disable their controls, and this says why once for all.

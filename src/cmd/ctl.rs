@@ -160,6 +160,10 @@ enum Action {
         /// What a DGT 3000 shows (at most 8 characters; default HERE).
         text: Option<String>,
     },
+    /// A Certabo board learns its pieces from its next reports (they must
+    /// stand in the start position), uses them at once, and the daemon
+    /// writes the board's calibration file; other boards refuse.
+    Calibrate,
     /// Assigns a board the daemon found plugged in but not configured (the
     /// console's Assign), named as the board given before the command.
     AssignBoard(Box<AssignArgs>),
@@ -220,6 +224,7 @@ impl Action {
             Self::Ack { game, seq } => Command::AcknowledgeAlert { game, seq },
             Self::ClockText { text } => Command::ClockText { text },
             Self::Identify { text } => Command::Identify { text },
+            Self::Calibrate => Command::Calibrate,
             Self::AssignBoard(args) => {
                 let AssignArgs { family, port, serial, label, white, black } = *args;
                 Command::AssignBoard(Box::new(boardcast_core::operator::Assignment {

@@ -120,7 +120,8 @@ pub struct Board {
     pub leds: LightsMode,
     /// What its DGT 3000 clock shows besides the times, and when.
     pub clock_display: ClockDisplaySettings,
-    /// Its calibration file (Certabo).
+    /// Its calibration file (Certabo): as configured, or
+    /// `calibration-<name>.json` beside the state file.
     pub calibration: Option<PathBuf>,
     /// The language its moves are announced in, if not `speech.language`.
     pub speech_language: Option<Language>,
@@ -588,7 +589,14 @@ impl Config {
             rotated_board: b.rotated_board,
             leds: b.leds,
             clock_display,
-            calibration: b.calibration.clone(),
+            // A Certabo board without one has a file of its own beside the
+            // state file, which the console's Calibrate writes.
+            calibration: b.calibration.clone().or_else(|| {
+                protocol.features().calibration.then(|| {
+                    let dir = self.hall.state_file.parent().unwrap_or_else(|| std::path::Path::new(""));
+                    dir.join(format!("calibration-{}.json", b.name))
+                })
+            }),
             speech_language: b
                 .speech_language
                 .as_deref()

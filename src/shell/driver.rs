@@ -182,6 +182,9 @@ pub struct Outlets {
     pub record: Option<mpsc::UnboundedSender<ToRecorder>>,
     /// What consumes the outputs, each in turn.
     pub sinks: Vec<Box<dyn Outlet>>,
+    /// Where a calibration the board learnt (`calibrate`) is written
+    /// (Certabo boards of a live daemon).
+    pub calibration_file: Option<std::path::PathBuf>,
 }
 
 impl Outlets {
@@ -206,9 +209,12 @@ pub async fn drive(
     let mut last = Timestamp::ZERO;
     // An operator's answer waits until what the command did has gone out.
     let mut answering: Option<(oneshot::Sender<Answer>, Result<String, String>)> = None;
+    // `calibrate` is answered once the board's reports made a calibration
+    // (or did not) and it is written.
+    let mut calibrating: Option<oneshot::Sender<Answer>> = None;
     // The sinks say what the board is before anything happens (a board
     // that is never plugged in is still published as such).
-    flush(&mut session, &mut outlets, last);
+    let _ = flush(&mut session, &mut outlets, last);
     loop {
         let deadline = session.poll_timeout();
         let wake = deadline.map_or_else(far_future, |t| clock.instant_of(t));
@@ -238,7 +244,12 @@ pub async fn drive(
                         record(RecordBody::Command(command.clone()));
                         let answer = session.handle_command(t, &command);
                         // The answer goes to the operator as words.
-                        answering = reply.map(|reply| (reply, answer.map_err(|e| e.to_string())));
+                        match (reply, answer) {
+                            (Some(reply), Ok(_)) if command == Command::Calibrate => calibrating = Some(reply),
+                            (reply, answer) => {
+                                answering = reply.map(|reply| (reply, answer.map_err(|e| e.to_string())));
+                            }
+                        }
                     }
                     InputBody::Connected => {
                         record(RecordBody::Link(LinkChange::Connected));
@@ -265,7 +276,13 @@ pub async fn drive(
             let _ = written.await;
         }
         last = last.max(now);
-        flush(&mut session, &mut outlets, now);
+        let learnt = flush(&mut session, &mut outlets, now);
+        if let Some(learnt) = learnt {
+            let said = super::calibrate::write(learnt, outlets.calibration_file.as_deref()).await;
+            if let Some(reply) = calibrating.take() {
+                let _ = reply.send(Answer { said, written: None });
+            }
+        }
         if let Some((reply, said)) = answering.take() {
             let written = settled(&mut outlets);
             let _ = reply.send(Answer { said, written });
@@ -273,7 +290,7 @@ pub async fn drive(
     }
     session.advance_to(last);
     session.handle_end(last);
-    flush(&mut session, &mut outlets, last);
+    let _ = flush(&mut session, &mut outlets, last);
     session
 }
 
@@ -287,14 +304,19 @@ fn to_recorder(outlets: &Outlets, record: Record) -> Option<oneshot::Receiver<()
     Some(answer)
 }
 
-/// Passes on everything the session has to send and to say.
-fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
+/// Passes on everything the session has to send and to say; returns what
+/// a `calibrate` came to, if it ended now.
+fn flush(
+    session: &mut BoardSession,
+    outlets: &mut Outlets,
+    now: Timestamp,
+) -> Option<Result<Vec<(String, char)>, String>> {
     if let Some(port) = &outlets.to_port {
         while let Some(bytes) = session.poll_transmit(now) {
             let _ = port.send(ToPort::Send(bytes));
         }
     }
-    let mut silent = SilentWatch(false);
+    let mut silent = SilentWatch(false, None);
     let mut sinks: Vec<&mut dyn AnySink> = Vec::with_capacity(outlets.sinks.len() + 1);
     sinks.push(&mut silent);
     sinks.extend(outlets.sinks.iter_mut().map(|outlet| &mut **outlet as &mut dyn AnySink));
@@ -304,11 +326,12 @@ fn flush(session: &mut BoardSession, outlets: &mut Outlets, now: Timestamp) {
     {
         let _ = port.send(ToPort::Reconnect);
     }
+    silent.1
 }
 
 /// Whether the link said the board has gone silent (the port is then
-/// closed and opened again).
-struct SilentWatch(bool);
+/// closed and opened again), and what a `calibrate` came to.
+struct SilentWatch(bool, Option<Result<Vec<(String, char)>, String>>);
 
 impl AnySink for SilentWatch {
     fn handle(&mut self, output: &Output, _games: Games<'_>) {
@@ -316,6 +339,11 @@ impl AnySink for SilentWatch {
             && notice.kind == NoticeKind::Link(LinkEvent::Silent)
         {
             self.0 = true;
+        }
+        if let Output::Notice(notice) = output
+            && let NoticeKind::Calibrated(learnt) = &notice.kind
+        {
+            self.1 = Some(learnt.clone());
         }
     }
 

@@ -40,6 +40,7 @@
 pub mod analysis;
 pub mod ble;
 pub mod board_files;
+pub mod calibrate;
 pub mod clock;
 pub mod console;
 pub mod driver;

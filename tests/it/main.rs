@@ -44,6 +44,7 @@ mod commands;
 mod console;
 mod console_bridges;
 mod console_bridges_round;
+mod console_calibrate;
 mod console_game;
 mod console_hall;
 mod console_hall_ops;

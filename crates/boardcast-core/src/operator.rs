@@ -40,7 +40,7 @@ pub(crate) const MAX_MOVES: usize = 600;
 pub enum CommandError {
     /// Not a command: unknown, or a field missing or unknown (serde's words).
     #[error(
-        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text, identify, assign_board, unassign_board; docs/operator.md)"
+        "{0} (commands: new_game, next_round, set_result, take_back, moves, promote, set_position, flip, set_tags, acknowledge_alert, clock_text, identify, calibrate, assign_board, unassign_board; docs/operator.md)"
     )]
     Unreadable(String),
     /// A text longer than the bounds of docs/operator.md.
@@ -91,6 +91,11 @@ pub enum CommandError {
         "this board cannot show itself: it has no LEDs the daemon drives (Millennium and Certabo boards have), and no DGT 3000 clock showing text now (clock_display off, another clock, a player with a minute or less, or text shown a moment ago; docs/boards.md)"
     )]
     CannotIdentify,
+    /// `calibrate` on a board whose pieces carry no tags to learn.
+    #[error(
+        "only a Certabo board is calibrated: this board tells its pieces apart by itself (or not at all), so it has no tags to learn (docs/boards.md)"
+    )]
+    CannotCalibrate,
     /// `next_round` with an empty round.
     #[error("the round is empty")]
     EmptyRound,
@@ -245,6 +250,13 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
+    /// A Certabo board learns which RFID tag is which piece from its next
+    /// reports, with the pieces standing in the start position (plus, if
+    /// they stand there, spare queens on d6 and d3), starts using it at
+    /// once, and the bridge writes it to the board's calibration file. The
+    /// answer comes once the reports are in (within
+    /// [`CALIBRATE_WAIT`]). Other boards refuse it.
+    Calibrate,
     /// The bridge stops reading a board assigned in the console (its
     /// state file's), named as the request's `board`: the board is
     /// plugged in but not assigned again, its games and captures are
@@ -258,6 +270,9 @@ pub enum Command {
 
 /// How long `identify` lights a board's LEDs.
 pub const IDENTIFY_LIGHTS: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long `calibrate` waits for the board's reports before it gives up.
+pub const CALIBRATE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What `assign_board` asks for (boxed: the other commands are small).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -316,6 +331,7 @@ impl Command {
             Self::ClockText { .. } => "clock_text",
             Self::AssignBoard(_) => "assign_board",
             Self::Identify { .. } => "identify",
+            Self::Calibrate => "calibrate",
             Self::UnassignBoard { .. } => "unassign_board",
         }
     }
@@ -395,7 +411,7 @@ impl Command {
             }
             Self::Identify { text: message } => text("the clock text", message.as_deref().unwrap_or_default(), 8),
             Self::UnassignBoard { by } => text("the account", by.as_deref().unwrap_or_default(), MAX_ASSIGN_TEXT_CHARS),
-            Self::NewGame | Self::TakeBack | Self::Flip | Self::AcknowledgeAlert { .. } => Ok(()),
+            Self::NewGame | Self::TakeBack | Self::Flip | Self::Calibrate | Self::AcknowledgeAlert { .. } => Ok(()),
         }
     }
 }
@@ -498,6 +514,8 @@ mod tests {
         let identify = Command::from_json(json!({"command": "identify", "text": "7"})).unwrap();
         assert_eq!(identify, Command::Identify { text: Some("7".into()) });
         assert_eq!(Command::from_json(json!({"command": "identify"})).unwrap(), Command::Identify { text: None });
+        assert_eq!(Command::from_json(json!({"command": "calibrate"})).unwrap(), Command::Calibrate);
+        assert_eq!(Command::Calibrate.name(), "calibrate");
         let unassign = Command::from_json(json!({"command": "unassign_board", "by": "op"})).unwrap();
         assert_eq!(unassign.name(), "unassign_board");
         let error = Command::from_json(json!({"command": "next_round"})).unwrap_err().to_string();

@@ -65,6 +65,10 @@ pub enum NoticeKind {
     Disconnected,
     /// What the link to a live board noticed (silence, identity).
     Link(LinkEvent),
+    /// The end of `calibrate`: the calibration learnt from the board's
+    /// reports (tag → piece letter, in use from now on), or why none was
+    /// made (the one in use stays).
+    Calibrated(Result<Vec<(String, char)>, String>),
 }
 
 impl std::fmt::Display for NoticeKind {
@@ -92,6 +96,10 @@ impl std::fmt::Display for NoticeKind {
                 Ok(())
             }
             Self::Link(LinkEvent::ClockCommandDropped(c)) => write!(f, "the clock did not acknowledge {c}"),
+            Self::Calibrated(Ok(entries)) => {
+                write!(f, "calibrated from the board's reports: {} pieces learnt", entries.len())
+            }
+            Self::Calibrated(Err(why)) => write!(f, "not calibrated: {why}"),
             Self::Link(LinkEvent::ClockShowsNoText) => f.write_str(
                 "clock_display is on but the clock is not a DGT 3000 (a DGT XL shows no text): nothing is shown",
             ),
@@ -123,6 +131,9 @@ pub struct BoardSession {
     clock_display: ClockDisplayMode,
     /// Until when every LED is lit (`identify`).
     identify_until: Option<Timestamp>,
+    /// Until when a calibration is learnt from the board's reports
+    /// (`calibrate`), if one is.
+    calibrating_until: Option<Timestamp>,
     /// The last move offered to the clock's display: its index in the game
     /// and when it was made (a new game starts again at index 0).
     clock_shown: Option<(usize, Timestamp)>,
@@ -170,6 +181,7 @@ impl BoardSession {
             lights: LightsMode::default(),
             clock_display: ClockDisplayMode::default(),
             identify_until: None,
+            calibrating_until: None,
             clock_shown: None,
             pair: None,
             outage: None,
@@ -396,6 +408,10 @@ impl BoardSession {
                 self.notices.push_back(Notice { t: now, kind: NoticeKind::Link(event) });
             }
         }
+        if let Some(learnt) = self.decoder.as_mut().and_then(|d| d.calibration_mut()).and_then(|c| c.poll_learnt()) {
+            self.calibrating_until = None;
+            self.notices.push_back(Notice { t: now, kind: NoticeKind::Calibrated(learnt) });
+        }
         self.follow_pair(now);
     }
 
@@ -413,6 +429,9 @@ impl BoardSession {
     ) -> Result<String, crate::operator::CommandError> {
         if let crate::operator::Command::Identify { text } = command {
             return self.identify(now, text.as_deref());
+        }
+        if let crate::operator::Command::Calibrate = command {
+            return self.calibrate(now);
         }
         if let crate::operator::Command::ClockText { text } = command {
             return if self.show_on_clock(now, text) {
@@ -443,6 +462,18 @@ impl BoardSession {
         } else {
             Err(crate::operator::CommandError::CannotIdentify)
         }
+    }
+
+    /// `calibrate`: the decoder learns the pieces from the board's next
+    /// reports; a [`NoticeKind::Calibrated`] says what came of it, within
+    /// [`crate::operator::CALIBRATE_WAIT`].
+    fn calibrate(&mut self, now: Timestamp) -> Result<String, crate::operator::CommandError> {
+        use crate::protocol::certabo::calibration::MIN_REPORTS;
+        let calibrated = self.decoder.as_mut().and_then(|d| d.calibration_mut());
+        let Some(calibrated) = calibrated else { return Err(crate::operator::CommandError::CannotCalibrate) };
+        calibrated.learn(Some(MIN_REPORTS));
+        self.calibrating_until = Some(now + crate::operator::CALIBRATE_WAIT);
+        Ok(format!("learning the pieces from the board's next {MIN_REPORTS} reports"))
     }
 
     /// A decoded sensor event.
@@ -484,6 +515,17 @@ impl BoardSession {
             // The game's lights again.
             self.identify_until = None;
         }
+        if self.calibrating_until.is_some_and(|until| until <= now) {
+            self.calibrating_until = None;
+            if let Some(calibrated) = self.decoder.as_mut().and_then(|d| d.calibration_mut()) {
+                calibrated.learn(None);
+            }
+            let why = format!(
+                "too few reports from the board within {} s: is it plugged in and reporting? (the calibration in use stays)",
+                crate::operator::CALIBRATE_WAIT.as_secs()
+            );
+            self.notices.push_back(Notice { t: now, kind: NoticeKind::Calibrated(Err(why)) });
+        }
         self.update_lights();
         self.update_clock_text(now);
         self.pass_board_request(now);
@@ -521,7 +563,10 @@ impl BoardSession {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let link = self.link.as_ref().and_then(|link| link.poll_timeout());
         let pair = self.pair.as_ref().and_then(Pair::poll_timeout);
-        [self.reconstructor.poll_timeout(), link, pair, self.identify_until].into_iter().flatten().min()
+        [self.reconstructor.poll_timeout(), link, pair, self.identify_until, self.calibrating_until]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The next output: notices first, then game events.

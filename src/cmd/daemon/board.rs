@@ -96,7 +96,12 @@ pub(super) async fn run_board(board: Board, shared: Shared) -> Result<(), String
     }
     let (to_port_tx, to_port_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let mut outlets = Outlets { to_port: Some(to_port_tx), record: recorder.clone(), sinks: Vec::new() };
+    let mut outlets = Outlets {
+        to_port: Some(to_port_tx),
+        record: recorder.clone(),
+        sinks: Vec::new(),
+        calibration_file: board.calibration.clone(),
+    };
     let behind = {
         // The view of the games is not to be held across an await.
         let start = Start { board: &board, games: session.games(), past: &past, epoch_ms, session_id: &session_id };
@@ -402,8 +407,18 @@ async fn calibration(board: &Board) -> Vec<(String, char)> {
         }
         return Vec::new();
     };
-    let entries = tokio::fs::read_to_string(path)
-        .await
+    let text = match tokio::fs::read_to_string(path).await {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            warn!(
+                "no calibration file {} yet: pieces are learned from the start position, and a promotion to a piece that was not on the board then is unknown (the console's Calibrate, `boardcast ctl {} calibrate` or `boardcast calibrate` writes it)",
+                path.display(),
+                board.name
+            );
+            return Vec::new();
+        }
+        read => read,
+    };
+    let entries = text
         .map_err(|e| e.to_string())
         .and_then(|text| {
             serde_json::from_str::<std::collections::BTreeMap<String, String>>(&text).map_err(|e| e.to_string())

@@ -240,6 +240,14 @@ pub trait Calibrated {
     ///
     /// An entry that is not a tag number and a piece letter.
     fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String>;
+
+    /// Learns a calibration from the next `reports` reports, the pieces in
+    /// the start position (the console's Calibrate); `None` stops learning.
+    fn learn(&mut self, reports: Option<usize>);
+
+    /// What was learnt, once the reports are in: the calibration's entries
+    /// (already in use), or why none was made (the one in use stays).
+    fn poll_learnt(&mut self) -> Option<Result<Vec<(String, char)>, String>>;
 }
 
 #[cfg(test)]

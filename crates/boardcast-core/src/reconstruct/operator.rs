@@ -72,6 +72,9 @@ impl Reconstructor {
             // The board's lights and clock are the link's: a live session
             // shows itself before the command gets here.
             Command::Identify { .. } => Err(CommandError::CannotIdentify),
+            // The calibration is the decoder's: a session whose decoder
+            // has one starts learning before the command gets here.
+            Command::Calibrate => Err(CommandError::CannotCalibrate),
             // The bridge's router answers it before any board would.
             Command::AssignBoard(_) | Command::UnassignBoard { .. } => Err(CommandError::ForTheBridge),
         }

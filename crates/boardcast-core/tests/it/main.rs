@@ -31,6 +31,7 @@ mod alerts;
 mod ble;
 mod ble_families;
 mod certabo;
+mod certabo_calibrate;
 mod clock_display;
 mod corpus;
 mod dead;

@@ -84,6 +84,14 @@ pub enum CalibrationError {
         "d6 and d3 are empty but e3 and e6 hold pieces: the board seems turned round (its a1 corner must be at White's left); turn it, or put the spare queens on d6 and d3 as the board counts squares"
     )]
     TurnedRound,
+    /// A piece stands where the start position has none.
+    #[error(
+        "{square} is not empty: the pieces must stand in the start position (ranks 3 to 6 empty; spare queens only on d6 and d3, both)"
+    )]
+    NotStartPosition {
+        /// The square.
+        square: Square,
+    },
 }
 
 impl Calibration {
@@ -129,6 +137,40 @@ impl Calibration {
         if let Some(turned) = turned_round(reports, &setup) {
             return Err(turned);
         }
+        Self::learn(reports, setup)
+    }
+
+    /// From reports of the board with its pieces in the start position,
+    /// as the operator console's Calibrate asks for: the 32 pieces there,
+    /// and spare queens on d6 (black) and d3 (white) when both stand there
+    /// too (the set-up of [`Self::from_reports`]). The squares of ranks 3
+    /// to 6 must read empty otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::from_reports`], and a piece standing where the start
+    /// position has none ([`CalibrationError::NotStartPosition`]).
+    pub fn from_start_reports(reports: &[Tags]) -> Result<Self, CalibrationError> {
+        if reports.len() < MIN_REPORTS {
+            return Err(CalibrationError::TooFewReports { got: reports.len() });
+        }
+        let occupied = |index: usize| {
+            let (tag, _) = most_frequent(reports.iter().map(|r| r[index]));
+            tag != EMPTY || !steady(reports, index)
+        };
+        let spares = occupied(index_of(Square::D6)) && occupied(index_of(Square::D3));
+        let mut setup = calibration_setup();
+        if !spares {
+            setup.truncate(setup.len() - 2);
+        }
+        if let Some(index) = (0..64).find(|&i| occupied(i) && !setup.iter().any(|&(s, _)| s == i)) {
+            return Err(CalibrationError::NotStartPosition { square: square_of(index) });
+        }
+        Self::learn(reports, setup)
+    }
+
+    /// The calibration of `setup` (group index, piece) from `reports`.
+    fn learn(reports: &[Tags], setup: Vec<(usize, Piece)>) -> Result<Self, CalibrationError> {
         let mut calibration = Self::default();
         let mut seen: HashMap<[u8; 5], Square> = HashMap::new();
         for (index, piece) in setup {
@@ -350,6 +392,30 @@ mod tests {
         assert_eq!(
             Calibration::from_reports(&[report; 8]).unwrap_err(),
             CalibrationError::SameTag { tag: tag(index_of(Square::G1)), first: Square::B1, second: Square::G1 }
+        );
+    }
+
+    #[test]
+    fn learns_the_start_position_from_reports_with_or_without_spare_queens() {
+        let mut start = setup_report();
+        start[index_of(Square::D6)] = EMPTY;
+        start[index_of(Square::D3)] = EMPTY;
+        let mut reports = vec![start; 7];
+        reports[3][index_of(Square::E2)] = EMPTY;
+        let calibration = Calibration::from_start_reports(&reports).unwrap();
+        assert_eq!(calibration.len(), 32, "a flicker outvoted");
+        assert_eq!(calibration.piece(&tag(index_of(Square::E2))), Some(Color::White.pawn()));
+        assert_eq!(Calibration::from_start_reports(&[setup_report(); 7]).unwrap().len(), 34, "with the spares");
+        let mut moved = start;
+        moved[index_of(Square::E4)] = moved[index_of(Square::E2)];
+        moved[index_of(Square::E2)] = EMPTY;
+        assert_eq!(
+            Calibration::from_start_reports(&[moved; 7]).unwrap_err().to_string(),
+            "e4 is not empty: the pieces must stand in the start position (ranks 3 to 6 empty; spare queens only on d6 and d3, both)"
+        );
+        assert_eq!(
+            Calibration::from_start_reports(&[start; 6]).unwrap_err(),
+            CalibrationError::TooFewReports { got: 6 }
         );
     }
 

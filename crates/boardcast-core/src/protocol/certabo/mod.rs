@@ -94,6 +94,11 @@ pub struct CertaboDecoder {
     refresh: bool,
     /// The LED hardware the board announced.
     leds: Option<Leds>,
+    /// Learning a calibration (the console's Calibrate): how many reports
+    /// it takes, and those read so far, as read.
+    learning: Option<(usize, Vec<Tags>)>,
+    /// What the learning gave, until asked for.
+    learnt: Option<Result<Vec<(String, char)>, String>>,
     out: VecDeque<Decoded>,
 }
 
@@ -162,6 +167,7 @@ impl CertaboDecoder {
         for (tag, group) in tags.iter_mut().zip(numbers.chunks_exact(5)) {
             tag.copy_from_slice(group);
         }
+        self.learn_from(&tags);
         let decided = match self.pending.replace(tags) {
             // The first report of a stream has nothing to be compared with:
             // it is taken as read now (and passed on again, corrected if
@@ -189,6 +195,28 @@ impl CertaboDecoder {
         self.refresh = false;
         self.shown = Some((picture.clone(), decided));
         self.out.push_back(Decoded::Sensor(SensorEvent::Board(Box::new(picture))));
+    }
+
+    /// One more report for the calibration being learnt; the last one
+    /// makes it, and it is used from this report on (the picture is passed
+    /// on again, read with it).
+    fn learn_from(&mut self, tags: &Tags) {
+        let Some((wanted, reports)) = &mut self.learning else { return };
+        reports.push(*tags);
+        if reports.len() < *wanted {
+            return;
+        }
+        let made = Calibration::from_start_reports(reports);
+        self.learning = None;
+        self.learnt = Some(match made {
+            Ok(calibration) => {
+                let entries = calibration.entries();
+                self.set_calibration(calibration);
+                self.refresh = true;
+                Ok(entries)
+            }
+            Err(why) => Err(why.to_string()),
+        });
     }
 
     fn picture(&self, tags: &Tags) -> Picture {
@@ -333,6 +361,15 @@ impl Calibrated for CertaboDecoder {
     fn set_calibration(&mut self, entries: &[(String, char)]) -> Result<(), String> {
         Self::set_calibration(self, Calibration::from_entries(entries)?);
         Ok(())
+    }
+
+    fn learn(&mut self, reports: Option<usize>) {
+        self.learning = reports.map(|n| (n.max(calibration::MIN_REPORTS), Vec::new()));
+        self.learnt = None;
+    }
+
+    fn poll_learnt(&mut self) -> Option<Result<Vec<(String, char)>, String>> {
+        self.learnt.take()
     }
 }
 

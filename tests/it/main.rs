@@ -14,7 +14,8 @@
 //! - [`displays`]: the pages in headless Chromium; [`console_game`]: the
 //!   console's game and alert views; [`console_hall`]: boards
 //!   not configured, assigned in the console and kept over a restart; [`console_hall_ops`]: a
-//!   hall started with no board, Identify, a board's log and capture, Un-assign; [`console_round`]: the
+//!   hall started with no board, Identify, a board's log and capture, Un-assign;
+//!   [`console_calibrate`]: a Certabo board calibrated while it runs; [`console_round`]: the
 //!   tournament panel (pairings, rounds, players), [`console_bridges_round`]: the
 //!   same across two bridges, [`console_round2`]: its
 //!   delivery (the lichess push's state); [`analysis`]: engine
@@ -24,7 +25,8 @@
 //!   connector's WebSocket, LiveChess Cloud readers) against the daemon;
 //! - [`speech`]: moves announced aloud (espeak-ng, sox);
 //! - [`cli`], [`calibrate`], [`udev`]: the commands and the udev rules;
-//!   [`ble`]: Bluetooth LE boards' captures; [`ble_sim`]: a capture played
+//!   [`ble`]: Bluetooth LE boards' captures; [`ble_link`]: Bluetooth LE
+//!   boards read live through a mock BlueZ; [`ble_sim`]: a capture played
 //!   as a Bluetooth LE board on the mock BlueZ;
 //!   [`manual`]: `--version`, the man pages and the completion scripts;
 //! - [`alert_quality`]: alerts scored on a corpus of irregular games;

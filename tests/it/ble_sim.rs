@@ -120,6 +120,7 @@ fn host(bus: &str, address: &str, family: &Family, manners: Manners, simulator: 
         link.handle_connected(now());
         let mut heard = Heard { notifications: Vec::new(), dropped: false };
         let mut first_words = true;
+        let (mut exited, mut last_signal) = (None::<Instant>, Instant::now());
         loop {
             while let Some(bytes) = link.poll_transmit(now()) {
                 if manners == Manners::Link || first_words {
@@ -133,6 +134,7 @@ fn host(bus: &str, address: &str, family: &Family, manners: Manners, simulator: 
             });
             tokio::select! {
                 message = signals.next() => {
+                    last_signal = Instant::now();
                     let message = message.unwrap().unwrap();
                     let header = message.header();
                     if header.member().map(|m| m.as_str()) != Some("PropertiesChanged") {
@@ -162,7 +164,14 @@ fn host(bus: &str, address: &str, family: &Family, manners: Manners, simulator: 
                     if link.poll_timeout().is_some_and(|t| t <= now()) {
                         link.handle_timeout(now());
                     }
-                    if simulator.try_wait().unwrap().is_some() {
+                    // The simulator exits once it has sent its last
+                    // notification; on a loaded machine the last signals
+                    // may still be on their way: the host reads on until
+                    // the bus has been quiet for a second.
+                    if exited.is_none() && simulator.try_wait().unwrap().is_some() {
+                        exited = Some(Instant::now());
+                    }
+                    if exited.is_some() && last_signal.elapsed() >= Duration::from_secs(1) {
                         return heard;
                     }
                 }

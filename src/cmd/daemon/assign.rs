@@ -23,7 +23,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use boardcast::{
-    config::{Board, FindBoard},
+    config::{Board, FindBoard, StateFile},
     shell::console::assign::{AssignRequest, HallChange},
 };
 use boardcast_core::publish::{Item, Publication, Qos};
@@ -177,25 +177,32 @@ async fn assign(
     let joined = super::round_now::join(&mut checked, round);
     let mut state = hall.state.clone();
     state.boards.push(board);
+    write_state(hall, state, "nothing was assigned").await?;
+    hall.assigned.push(checked.name.clone());
+    boards.push(checked.clone());
+    Ok((checked, joined))
+}
+
+/// Writes `state` to the hall's state file (off the async threads) and
+/// then keeps it as the hall's; on failure the hall keeps the old one and
+/// the answer says what `unchanged` says stayed as it was.
+async fn write_state(hall: &mut Hall, state: StateFile, unchanged: &str) -> Result<(), String> {
     let path = hall.state_file.clone();
     let written = {
         let state = state.clone();
         tokio::task::spawn_blocking(move || state.write(&path)).await
     };
     match written {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return Err(format!(
-                "the state file {} cannot be written ({e}): nothing was assigned; give the daemon's user access to its folder, or set hall.state_file",
-                hall.state_file.display()
-            ));
+        Ok(Ok(())) => {
+            hall.state = state;
+            Ok(())
         }
-        Err(e) => return Err(format!("writing the state file failed: {e}")),
+        Ok(Err(e)) => Err(format!(
+            "the state file {} cannot be written ({e}): {unchanged}; give the daemon's user access to its folder, or set hall.state_file",
+            hall.state_file.display()
+        )),
+        Err(e) => Err(format!("writing the state file failed: {e}")),
     }
-    hall.state = state;
-    hall.assigned.push(checked.name.clone());
-    boards.push(checked.clone());
-    Ok((checked, joined))
 }
 
 /// Stops reading `name`, a board of the state file: the file without it,
@@ -220,22 +227,7 @@ async fn unassign(
     }
     let mut state = hall.state.clone();
     state.boards.retain(|b| b.name != name);
-    let path = hall.state_file.clone();
-    let written = {
-        let state = state.clone();
-        tokio::task::spawn_blocking(move || state.write(&path)).await
-    };
-    match written {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return Err(format!(
-                "the state file {} cannot be written ({e}): board {name} is still assigned and read; give the daemon's user access to its folder",
-                hall.state_file.display()
-            ));
-        }
-        Err(e) => return Err(format!("writing the state file failed: {e}")),
-    }
-    hall.state = state;
+    write_state(hall, state, &format!("board {name} is still assigned and read")).await?;
     hall.assigned.retain(|n| n != name);
     let Some(index) = boards.iter().position(|b| b.name == name) else {
         return Err(format!("board {name} was not running"));

@@ -15,7 +15,7 @@ window.ConsoleAssign = (() => {
   const found = new Map(); // bridge -> its latest list
   const assigned = new Set(); // `${bridge}\n${port}` assigned from this page, until the bridge's list drops it
   let who = null;
-  let post = null;
+  let change = null; // console.js's: posts, and gives the daemon's answer
   let pairings = null; // the tournament panel's last preview (its round's pairings)
   const $ = (id) => document.getElementById(id);
   const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '');
@@ -135,19 +135,8 @@ window.ConsoleAssign = (() => {
       black: form.black.value.trim(),
     };
     why.textContent = 'assigning…';
-    let answer;
-    try {
-      const response = await post('/api/assign', request);
-      if (response.status === 401) {
-        sessionStorage.removeItem('boardcast-login');
-        location.reload();
-        return;
-      }
-      const type = response.headers.get('Content-Type') || '';
-      answer = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
-    } catch {
-      answer = { status: 'no_answer', reason: 'the daemon cannot be reached' };
-    }
+    const answer = await change('/api/assign', request);
+    if (!answer) return;
     form.dataset.status = answer.status;
     if (answer.status !== 'done') {
       why.textContent = answer.reason || answer.status;
@@ -164,9 +153,9 @@ window.ConsoleAssign = (() => {
 
   return {
     // After the log-in: who is logged in, and how to POST.
-    start(session, poster) {
+    start(session, send) {
       who = session;
-      post = poster;
+      change = send;
       const form = $('assign-form');
       form.addEventListener('submit', submit);
       form.querySelector('.cancel').addEventListener('click', () => { form.hidden = true; });

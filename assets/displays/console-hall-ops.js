@@ -10,7 +10,7 @@
 'use strict';
 window.ConsoleHallOps = (() => {
   const $ = (id) => document.getElementById(id);
-  let ctx = null; // {who, bridge, post}
+  let ctx = null; // {who, bridge, change, command}
   let shown = null; // the board whose log lines are shown
 
   // An answer under Answers, as console.js shows a command's.
@@ -26,19 +26,8 @@ window.ConsoleHallOps = (() => {
   async function unassign(s, from) {
     const label = s.label || s.board;
     if (!confirm(`Un-assign board ${label} (${s.board})? It is no longer read; its games and captures are kept, and it is offered again as not assigned.`)) return;
-    let answer;
-    try {
-      const response = await ctx.post('/api/unassign', { board: s.board, bridge: from });
-      if (response.status === 401) {
-        sessionStorage.removeItem('boardcast-login');
-        location.reload();
-        return;
-      }
-      const type = response.headers.get('Content-Type') || '';
-      answer = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
-    } catch {
-      answer = { status: 'no_answer', reason: 'the daemon cannot be reached' };
-    }
+    const answer = await ctx.change('/api/unassign', { board: s.board, bridge: from });
+    if (!answer) return;
     reply(s.board, 'unassign', answer.status, answer.reason);
   }
 
@@ -80,8 +69,8 @@ window.ConsoleHallOps = (() => {
 
   return {
     // After the log-in.
-    start(session, bridge, post, command) {
-      ctx = { who: session, bridge, post, command };
+    start(session, bridge, change, command) {
+      ctx = { who: session, bridge, change, command };
       const panel = $('board-log');
       panel.querySelector('.close').addEventListener('click', () => { panel.hidden = true; shown = null; });
       panel.querySelector('.again').addEventListener('click', () => { if (shown) log(shown); });

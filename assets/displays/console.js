@@ -25,6 +25,23 @@
   const post = (path, body) => fetch(path, {
     method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
   });
+  // A change posted to the daemon, and its answer ({status, reason}): a
+  // daemon that cannot be reached is `no_answer`; an expired session
+  // (401) logs in again, and the answer is null (the page reloads).
+  async function change(path, body) {
+    try {
+      const response = await post(path, body);
+      if (response.status === 401) {
+        sessionStorage.removeItem('boardcast-login');
+        location.reload();
+        return null;
+      }
+      const type = response.headers.get('Content-Type') || '';
+      return type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
+    } catch {
+      return { status: 'no_answer', reason: 'the daemon cannot be reached' };
+    }
+  }
 
   // The session: the daemon's answer to /api/session, or the log-in form
   // until an operator or live account logs in. The same account reads the
@@ -92,8 +109,8 @@
   $('logout').hidden = false;
   $('console').hidden = false;
   $('filter-label').hidden = false;
-  window.ConsoleAssign.start(who, post);
-  window.ConsoleHallOps.start(who, bridge, post, (c, from) => command(c, from));
+  window.ConsoleAssign.start(who, change);
+  window.ConsoleHallOps.start(who, bridge, change, (c, from) => command(c, from));
   if (!who.may_change) {
     // The daemon refuses these commands for this account anyway; the
     // views disable their controls, and this says why once for all.
@@ -117,20 +134,9 @@
     li.textContent = `${request.board}: ${request.command} sent…`;
     li.dataset.status = 'sent';
     $('replies').prepend(li);
-    let status, reason;
-    try {
-      const response = await post('/api/command', { bridge: to, ...request });
-      if (response.status === 401) {
-        sessionStorage.removeItem('boardcast-login');
-        location.reload();
-        return;
-      }
-      const type = response.headers.get('Content-Type') || '';
-      const answer = type.startsWith('application/json') ? await response.json() : { status: 'refused', reason: await response.text() };
-      ({ status, reason } = answer);
-    } catch {
-      [status, reason] = ['no_answer', 'the daemon cannot be reached'];
-    }
+    const answer = await change('/api/command', { bridge: to, ...request });
+    if (!answer) return;
+    const { status, reason } = answer;
     li.dataset.status = status;
     li.classList.toggle('refused', status !== 'done');
     const said = { done: '', refused: 'refused: ', no_answer: 'no answer: ' }[status] ?? '';

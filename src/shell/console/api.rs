@@ -359,8 +359,26 @@ where
 }
 
 /// The session of the request's cookie, if it is a live one.
-fn logged_in<B>(request: &Request<B>, console: &Console) -> Option<super::session::Who> {
+pub(super) fn logged_in<B>(request: &Request<B>, console: &Console) -> Option<super::session::Who> {
     token(request).and_then(|t| console.sessions.lock().expect("not poisoned").check(Instant::now(), &t))
+}
+
+/// The operator behind `request`, or the answer for anyone else: 401 not
+/// logged in, 403 (logged, with the account) another role. `action` says
+/// what was refused: "assign a board".
+pub(super) fn operator<B>(
+    request: &Request<B>,
+    console: &Console,
+    action: &str,
+) -> Result<super::session::Who, Box<Response<Full<Bytes>>>> {
+    let Some(who) = logged_in(request, console) else { return Err(Box::new(not_logged_in())) };
+    if who.role != Role::Operator {
+        tracing::warn!("console: {} ({}) may not {action}: not an operator", who.account, who.role);
+        let reason =
+            format!("the account {} is a {} account: only an operator account may {action}", who.account, who.role);
+        return Err(Box::new(answer(StatusCode::FORBIDDEN, &json!({"status": "refused", "reason": reason}))));
+    }
+    Ok(who)
 }
 
 /// `POST /api/pairings`: a pairings file's preview (`round.rs`).

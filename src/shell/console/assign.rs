@@ -9,14 +9,12 @@
 //! (a board that bridge found) goes there as a signed command
 //! (`bridges.rs`), and that bridge's answer is this one's.
 
-use std::time::Instant;
-
 use hyper::{Request, Response, StatusCode, body::Body};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Console;
-use crate::{accounts::Role, config::AssignedBoard};
+use crate::config::AssignedBoard;
 
 /// The largest assignment body read.
 const MAX_ASSIGN_BYTES: usize = 4 * 1024;
@@ -92,23 +90,12 @@ where
     B: Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    use super::api::{answer, json_body, not_logged_in};
-    let Some(who) = super::api::token(&request)
-        .and_then(|t| console.sessions.lock().expect("not poisoned").check(Instant::now(), &t))
-    else {
-        return not_logged_in();
+    use super::api::{answer, json_body};
+    let who = match super::api::operator(&request, console, "assign a board") {
+        Ok(who) => who,
+        Err(refusal) => return *refusal,
     };
     let refused = |status: StatusCode, reason: String| answer(status, &json!({"status": "refused", "reason": reason}));
-    if who.role != Role::Operator {
-        tracing::warn!("console: {} ({}) was refused an assignment: not an operator", who.account, who.role);
-        return refused(
-            StatusCode::FORBIDDEN,
-            format!(
-                "the account {} is a {} account: only an operator account may assign a board",
-                who.account, who.role
-            ),
-        );
-    }
     let Some(body) = json_body(request, MAX_ASSIGN_BYTES).await else {
         return refused(
             StatusCode::BAD_REQUEST,

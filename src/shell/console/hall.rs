@@ -21,10 +21,7 @@ use super::{
     Console,
     api::{answer, json_body, not_logged_in, token},
 };
-use crate::{
-    accounts::Role,
-    shell::{board_files, http::percent_decoded},
-};
+use crate::shell::{board_files, http::percent_decoded};
 
 /// The largest un-assignment body read.
 const MAX_UNASSIGN_BYTES: usize = 1024;
@@ -36,22 +33,11 @@ where
     B: Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Some(who) =
-        token(&request).and_then(|t| console.sessions.lock().expect("not poisoned").check(Instant::now(), &t))
-    else {
-        return not_logged_in();
+    let who = match super::api::operator(&request, console, "un-assign a board") {
+        Ok(who) => who,
+        Err(refusal) => return *refusal,
     };
     let refused = |status: StatusCode, reason: String| answer(status, &json!({"status": "refused", "reason": reason}));
-    if who.role != Role::Operator {
-        tracing::warn!("console: {} ({}) was refused an un-assignment: not an operator", who.account, who.role);
-        return refused(
-            StatusCode::FORBIDDEN,
-            format!(
-                "the account {} is a {} account: only an operator account may un-assign a board",
-                who.account, who.role
-            ),
-        );
-    }
     let body = json_body(request, MAX_UNASSIGN_BYTES).await.unwrap_or(Value::Null);
     let Some(board) = body["board"].as_str().map(str::trim).filter(|b| !b.is_empty() && b.len() <= 100) else {
         return refused(
